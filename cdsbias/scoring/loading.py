@@ -1,0 +1,110 @@
+"""Loading a masked LM from the hub or a local folder, with clear errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cdsbias.errors import CdsbiasError
+
+
+def resolve_device(device: str | None = None) -> Any:
+    """Returns the ``torch.device`` to score on: the one asked for, else CUDA, MPS or CPU."""
+    import torch
+
+    if device:
+        try:
+            return torch.device(device)
+        except RuntimeError as exc:
+            raise CdsbiasError(f"Unknown device '{device}': {exc}") from None
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def _missing_head_keys(model: Any, missing_keys: list[str]) -> list[str]:
+    """Missing checkpoint keys that belong to the LM head rather than the encoder."""
+    prefix = getattr(model, "base_model_prefix", "")
+    return [key for key in missing_keys if not (prefix and key.startswith(prefix + "."))]
+
+
+def load_masked_lm(
+    name_or_path: str | os.PathLike,
+    *,
+    revision: str | None = None,
+    dtype: Any = None,
+) -> tuple[Any, Any]:
+    """Loads ``(model, tokenizer)`` for masked-LM scoring.
+
+    Refuses, with one readable line, what would otherwise give silent garbage: a
+    checkpoint whose MLM head weights are absent (``transformers`` would initialise
+    them at random and only warn), an architecture without a masked-LM class, a
+    tokenizer without a mask token.
+
+    Args:
+        name_or_path: A hub model id or a local folder.
+        revision: Hub revision (branch, tag or commit).
+        dtype: Optional ``torch.dtype`` for the weights.
+
+    Returns:
+        The model in eval mode and its tokenizer.
+
+    Raises:
+        CdsbiasError: If the model cannot be loaded or has no usable MLM head.
+    """
+    import transformers
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+
+    name = str(name_or_path)
+    local = Path(name).exists()
+    if not local and (name.startswith((".", "/", "~")) or name.count("/") > 1):
+        raise CdsbiasError(f"Model folder '{name}' does not exist.")
+    try:
+        config = AutoConfig.from_pretrained(name, revision=revision)
+    except (OSError, ValueError) as exc:
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+        where = "is not a local folder and could not be fetched from the Hugging Face hub"
+        fix = (
+            "download it on a connected machine (huggingface-cli download) and pass the folder"
+            if offline
+            else "check the id, your network, or pass a local folder"
+        )
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CdsbiasError(f"Cannot load model '{name}': it {where} ({detail}); {fix}.") from None
+
+    mapping = transformers.MODEL_FOR_MASKED_LM_MAPPING
+    if type(config) not in mapping:
+        raise CdsbiasError(
+            f"Model '{name}' (model_type '{config.model_type}') has no masked-LM head class in "
+            "transformers; bias scoring needs a *ForMaskedLM model such as bert-base-uncased."
+        )
+    kwargs: dict[str, Any] = {"revision": revision, "output_loading_info": True}
+    # The loading report would print a table of missing head weights; we judge them below.
+    previous = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise CdsbiasError(f"Cannot load the weights of '{name}': {exc}") from None
+    finally:
+        transformers.logging.set_verbosity(previous)
+    head_missing = _missing_head_keys(model, list(info.get("missing_keys", [])))
+    if head_missing:
+        shown = ", ".join(sorted(head_missing)[:3])
+        raise CdsbiasError(
+            f"Model '{name}' has no trained masked-LM head (missing weights: {shown}"
+            f"{', ...' if len(head_missing) > 3 else ''}); it was saved as a bare encoder or for "
+            "another task, so its fill-in probabilities would be random. Use a *ForMaskedLM "
+            "checkpoint."
+        )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise CdsbiasError(f"Cannot load the tokenizer of '{name}': {exc}") from None
+    model.eval()
+    return model, tokenizer

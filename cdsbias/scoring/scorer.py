@@ -1,0 +1,429 @@
+"""The masked-LM scorer every benchmark is built on.
+
+One operation underlies all metrics in cdsbias: *the log-probability of token(s) at masked
+position(s) of an input, under a masked LM*. :class:`MaskedLMScorer` does it fast:
+
+* identical inputs are run once (BEC-Pro's 5,400 rows need ~960 forward passes);
+* inputs are sorted by length and batched, so padding is minimal;
+* the vocabulary projection (the largest matrix of a BERT-base) is applied only at the
+  positions that are read, not at every position of every sequence;
+* everything runs under :func:`torch.inference_mode` on any device.
+
+Targets that split into several word pieces get a proper joint probability by the chain
+rule, left to right (the convention of Salazar et al. 2020 and of multi-token
+fill-in-the-blank probing)::
+
+    ln P(t_1 .. t_k | s) = sum_i ln P(t_i | s, t_1 .. t_{i-1} shown, t_i .. t_k masked)
+
+so a word is scored with exactly as many mask tokens as it has pieces, and single-piece
+targets reduce to the usual ``ln softmax(logits)[t]`` at the mask.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cdsbias.errors import CdsbiasError
+
+MASK_PLACEHOLDER = "[MASK]"
+
+
+@dataclass(frozen=True)
+class EncodedTarget:
+    """A target word located in a tokenized sentence.
+
+    Attributes:
+        input_ids: Token ids of the sentence with the target's pieces (and every other
+            mask slot) replaced by the mask token.
+        positions: Positions of the target's pieces in ``input_ids``, left to right.
+        target_ids: The target's piece ids, aligned with ``positions``.
+    """
+
+    input_ids: tuple[int, ...]
+    positions: tuple[int, ...]
+    target_ids: tuple[int, ...]
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class MaskedLMScorer:
+    """Scores words and tokens at masked positions under a ``*ForMaskedLM`` model.
+
+    Sentences use a mask placeholder for each slot (``[MASK]`` by default; the
+    tokenizer's own mask token, e.g. RoBERTa's ``<mask>``, is accepted too), so the same
+    benchmark text works for every model.
+
+    Args:
+        model: A ``transformers`` masked-LM model (``AutoModelForMaskedLM``).
+        tokenizer: Its *fast* tokenizer (offsets are needed to find a word's pieces).
+        batch_size: Sequences per forward pass. Larger is faster until memory runs out.
+        device: Where to run; defaults to the model's current device.
+        progress: Show a tqdm progress bar over batches.
+
+    Raises:
+        CdsbiasError: If the tokenizer has no mask token or is not a fast tokenizer.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        batch_size: int = 64,
+        device: Any = None,
+        progress: bool = False,
+    ) -> None:
+        import torch
+
+        if getattr(tokenizer, "mask_token_id", None) is None:
+            raise CdsbiasError("The tokenizer has no mask token; masked-LM scoring needs one.")
+        if not getattr(tokenizer, "is_fast", False):
+            raise CdsbiasError(
+                "The tokenizer is not a fast (Rust) tokenizer; word offsets are needed to locate "
+                "target words. Load it with AutoTokenizer.from_pretrained(..., use_fast=True)."
+            )
+        if model.get_output_embeddings() is None:
+            raise CdsbiasError(f"{type(model).__name__} has no language-modelling head.")
+        if batch_size < 1:
+            raise CdsbiasError(f"batch_size must be at least 1, got {batch_size}.")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.progress = progress
+        self.device = (
+            torch.device(device) if device is not None else next(model.parameters()).device
+        )
+        self.model.to(self.device)
+        self.model.eval()
+        self.mask_id: int = tokenizer.mask_token_id
+        self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.max_length: int | None = getattr(model.config, "max_position_embeddings", None)
+        placeholders = {MASK_PLACEHOLDER, tokenizer.mask_token}
+        self._slot_pattern = re.compile("|".join(re.escape(p) for p in sorted(placeholders)))
+        # Ids of the tokens a template adds around text; never scored by PLL.
+        self._frame_ids = {
+            getattr(tokenizer, f"{name}_token_id")
+            for name in ("cls", "sep", "bos", "eos", "pad")
+            if getattr(tokenizer, f"{name}_token_id", None) is not None
+        }
+        #: Number of forward passes (distinct sequences) run so far; for benchmarks/tests.
+        self.sequences_run = 0
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        name_or_path: str,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        revision: str | None = None,
+        progress: bool = False,
+    ) -> MaskedLMScorer:
+        """Loads a hub id or local folder (see :func:`cdsbias.scoring.load_masked_lm`)."""
+        from cdsbias.scoring.loading import load_masked_lm, resolve_device
+
+        model, tokenizer = load_masked_lm(name_or_path, revision=revision)
+        return cls(
+            model,
+            tokenizer,
+            batch_size=batch_size,
+            device=resolve_device(device),
+            progress=progress,
+        )
+
+    # ------------------------------------------------------------------ text level
+    def count_slots(self, sentence: str) -> int:
+        """Number of mask placeholders in ``sentence``."""
+        return len(self._slot_pattern.findall(sentence))
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` with the model's special tokens (placeholders become masks)."""
+        text = self._slot_pattern.sub(self.tokenizer.mask_token, text)
+        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def encode_target(self, sentence: str, target: str, slot: int = 0) -> EncodedTarget:
+        """Locates ``target`` as it would be tokenized when written into mask slot ``slot``.
+
+        The target is written into the sentence and tokenized *in context*, so the pieces
+        are the ones the model would see (RoBERTa's space-prefixed ``Ġword`` after a space,
+        a bare ``Word`` at the start, lower-casing, accents), then those pieces are masked.
+        Every other slot stays a single mask token.
+
+        Raises:
+            CdsbiasError: No mask slot, a slot index out of range, an empty target, a target
+                that maps to the unknown token, or an input longer than the model accepts.
+        """
+        pieces = self._slot_pattern.split(sentence)
+        n_slots = len(pieces) - 1
+        if n_slots == 0:
+            raise CdsbiasError(f"Sentence has no {MASK_PLACEHOLDER} slot: {sentence!r}")
+        if not 0 <= slot < n_slots:
+            raise CdsbiasError(f"Slot {slot} does not exist in {sentence!r} ({n_slots} slot(s)).")
+        if not target.strip():
+            raise CdsbiasError(f"Empty target word for {sentence!r}.")
+        mask = self.tokenizer.mask_token
+        text = pieces[0]
+        start = end = -1
+        for index, piece in enumerate(pieces[1:]):
+            if index == slot:
+                start = len(text)
+                text += target
+                end = len(text)
+            else:
+                text += mask
+            text += piece
+        encoding = self.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
+        ids = list(encoding["input_ids"])
+        # Tokens the template adds ([CLS], <s>, ...) have empty offsets and drop out here.
+        positions = [
+            i
+            for i, (s, e) in enumerate(encoding["offset_mapping"])
+            if e > start and s < end and e > s and ids[i] != self.mask_id
+        ]
+        if not positions:
+            raise CdsbiasError(f"Target {target!r} produced no tokens in {sentence!r}.")
+        if ids.count(self.mask_id) != n_slots - 1:
+            raise CdsbiasError(
+                f"The mask slots of {sentence!r} did not tokenize to single mask tokens."
+            )
+        target_ids = tuple(ids[p] for p in positions)
+        unk = self.tokenizer.unk_token_id
+        if unk is not None and unk in target_ids:
+            raise CdsbiasError(
+                f"Target word {target!r} maps to the unknown token "
+                f"{self.tokenizer.unk_token!r} in this model's vocabulary; it cannot be scored."
+            )
+        if self.max_length is not None and len(ids) > self.max_length:
+            raise CdsbiasError(
+                f"{sentence!r} is {len(ids)} tokens long; the model accepts {self.max_length}."
+            )
+        for p in positions:
+            ids[p] = self.mask_id
+        return EncodedTarget(tuple(ids), tuple(positions), target_ids)
+
+    def target_log_probs(
+        self,
+        sentences: Sequence[str],
+        targets: Sequence[str],
+        slots: int | Sequence[int] = 0,
+    ) -> np.ndarray:
+        """``ln P(target | sentence)`` with the target in mask slot ``slot``.
+
+        Other slots stay masked. A multi-piece target is scored by the chain rule, left to
+        right (see the module docstring).
+
+        Args:
+            sentences: Sentences with one or more mask placeholders.
+            targets: One target word (or phrase) per sentence.
+            slots: The slot index (0-based, left to right) per sentence, or one for all.
+
+        Returns:
+            Natural-log probabilities, float64, one per sentence.
+        """
+        if len(sentences) != len(targets):
+            raise CdsbiasError(f"{len(sentences)} sentences but {len(targets)} targets.")
+        slot_list = [slots] * len(sentences) if isinstance(slots, int) else list(slots)
+        if len(slot_list) != len(sentences):
+            raise CdsbiasError(f"{len(sentences)} sentences but {len(slot_list)} slots.")
+        cache: dict[tuple[str, str, int], EncodedTarget] = {}
+        encoded = []
+        for sentence, target, slot in zip(sentences, targets, slot_list):
+            key = (sentence, target, slot)
+            if key not in cache:
+                cache[key] = self.encode_target(sentence, target, slot)
+            encoded.append(cache[key])
+        return self.encoded_log_probs(encoded)
+
+    def encoded_log_probs(self, encoded: Sequence[EncodedTarget]) -> np.ndarray:
+        """Chain-rule log-probabilities of already located targets (see :meth:`encode_target`)."""
+        inputs: list[tuple[int, ...]] = []
+        positions: list[int] = []
+        target_ids: list[int] = []
+        owner: list[int] = []
+        for row, item in enumerate(encoded):
+            ids = list(item.input_ids)
+            for position, token in zip(item.positions, item.target_ids):
+                inputs.append(tuple(ids))
+                positions.append(position)
+                target_ids.append(token)
+                owner.append(row)
+                ids[position] = token  # shown for the pieces to its right
+        piece_scores = self.token_log_probs(inputs, positions, target_ids)
+        totals = np.zeros(len(encoded), dtype=np.float64)
+        np.add.at(totals, np.asarray(owner, dtype=np.int64), piece_scores)
+        return totals
+
+    def masked_token_log_probs(
+        self,
+        sequences: Sequence[Sequence[int]],
+        positions: Sequence[Sequence[int]] | None = None,
+    ) -> list[np.ndarray]:
+        """Masks each listed position of each sequence *one at a time* and scores its token.
+
+        This is the building block of pseudo-log-likelihood scoring (Salazar et al. 2020,
+        "Masked Language Model Scoring"): ``PLL(s) = sum_t ln P(s_t | s without s_t)``.
+
+        Args:
+            sequences: Token ids including special tokens.
+            positions: Positions to score per sequence; defaults to every non-special token.
+
+        Returns:
+            One float64 array per sequence with ``ln P(token | rest)`` per scored position.
+        """
+        inputs: list[tuple[int, ...]] = []
+        read_at: list[int] = []
+        target_ids: list[int] = []
+        sizes: list[int] = []
+        for index, sequence in enumerate(sequences):
+            ids = list(sequence)
+            if positions is None:
+                chosen = [i for i, token in enumerate(ids) if token not in self._frame_ids]
+            else:
+                chosen = list(positions[index])
+            sizes.append(len(chosen))
+            for p in chosen:
+                masked = ids.copy()
+                masked[p] = self.mask_id
+                inputs.append(tuple(masked))
+                read_at.append(p)
+                target_ids.append(ids[p])
+        scores = self.token_log_probs(inputs, read_at, target_ids)
+        return list(np.split(scores, np.cumsum(sizes)[:-1])) if sizes else []
+
+    # ----------------------------------------------------------------- token level
+    def token_log_probs(
+        self,
+        inputs: Sequence[Sequence[int]],
+        positions: Sequence[int],
+        target_ids: Sequence[int],
+    ) -> np.ndarray:
+        """``ln softmax(logits(inputs[i]))[positions[i], target_ids[i]]`` for every i.
+
+        Identical inputs are run once; only the requested positions are projected to the
+        vocabulary.
+
+        Returns:
+            float64 array of natural-log probabilities.
+        """
+        import torch
+
+        out = np.empty(len(inputs), dtype=np.float64)
+        targets = torch.as_tensor(list(target_ids), dtype=torch.long)
+        for request_rows, log_probs in self._log_softmax_at(inputs, positions):
+            for row_index, requests in enumerate(request_rows):
+                index = torch.as_tensor(requests, dtype=torch.long)
+                out[requests] = log_probs[row_index, targets[index]].double().cpu().numpy()
+        return out
+
+    def vocab_log_probs(self, inputs: Sequence[Sequence[int]], positions: Sequence[int]) -> Any:
+        """Full ``ln softmax`` over the vocabulary at each (input, position): a float32
+        tensor of shape ``[len(inputs), vocab_size]``. Meant for few rows (top-k probes)."""
+        import torch
+
+        result = None
+        for request_rows, log_probs in self._log_softmax_at(inputs, positions):
+            if result is None:
+                result = torch.empty((len(inputs), log_probs.shape[-1]), dtype=torch.float32)
+            for row_index, requests in enumerate(request_rows):
+                result[requests] = log_probs[row_index].cpu()
+        if result is None:
+            return torch.empty((0, 0))
+        return result
+
+    def _log_softmax_at(
+        self, inputs: Sequence[Sequence[int]], positions: Sequence[int]
+    ) -> Iterator[tuple[list[list[int]], Any]]:
+        """Yields ``(request_rows, log_probs)`` per batch.
+
+        ``log_probs`` is a ``[M, vocab]`` float32 tensor, one row per distinct
+        (input, position) pair of the batch; ``request_rows[m]`` lists the request indices
+        that row answers.
+        """
+        import torch
+
+        if len(inputs) != len(positions):
+            raise CdsbiasError(f"{len(inputs)} inputs but {len(positions)} positions.")
+        distinct: dict[tuple[int, ...], int] = {}
+        wanted: list[dict[int, list[int]]] = []
+        for request, (ids, position) in enumerate(zip(inputs, positions)):
+            key = tuple(ids)
+            index = distinct.setdefault(key, len(distinct))
+            if index == len(wanted):
+                wanted.append({})
+            if not 0 <= position < len(key):
+                raise CdsbiasError(f"Position {position} is outside a {len(key)}-token input.")
+            wanted[index].setdefault(position, []).append(request)
+        sequences = list(distinct)
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        batches = list(_chunks(order, self.batch_size))
+        iterator: Any = batches
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            iterator = tqdm(batches, desc="scoring", unit="batch", leave=False)
+        with torch.inference_mode():
+            for batch in iterator:
+                width = max(len(sequences[i]) for i in batch)
+                input_ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                columns = max(len(wanted[i]) for i in batch)
+                gather = torch.zeros((len(batch), columns), dtype=torch.long)
+                request_rows: list[list[int]] = []
+                keep: list[int] = []
+                for row, seq_index in enumerate(batch):
+                    sequence = sequences[seq_index]
+                    input_ids[row, : len(sequence)] = torch.as_tensor(sequence)
+                    attention[row, : len(sequence)] = 1
+                    for column, (position, requests) in enumerate(wanted[seq_index].items()):
+                        gather[row, column] = position
+                        request_rows.append(requests)
+                        keep.append(row * columns + column)
+                logits = self._logits_at(input_ids, attention, gather)
+                flat = logits.reshape(-1, logits.shape[-1])[torch.as_tensor(keep)]
+                self.sequences_run += len(batch)
+                yield request_rows, torch.log_softmax(flat.float(), dim=-1)
+
+    def _logits_at(self, input_ids: Any, attention: Any, gather: Any) -> Any:
+        """Logits ``[batch, columns, vocab]`` at the positions in ``gather``.
+
+        A forward hook on the encoder replaces its hidden states by the gathered ones, so
+        whatever head the architecture has (BERT's ``cls``, RoBERTa's ``lm_head``,
+        DistilBERT's ``vocab_*`` layers, ...) runs position-wise on those rows only.
+        """
+        import torch
+
+        input_ids = input_ids.to(self.device)
+        attention = attention.to(self.device)
+        gather = gather.to(self.device)
+        hooked = []
+
+        def select_rows(_module: Any, _args: Any, output: Any) -> Any:
+            hidden = output[0]
+            index = gather.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
+            picked = torch.gather(hidden, 1, index)
+            hooked.append(True)
+            if isinstance(output, tuple):
+                return (picked, *output[1:])
+            output.last_hidden_state = picked
+            return output
+
+        handle = self.model.base_model.register_forward_hook(select_rows)
+        try:
+            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+        finally:
+            handle.remove()
+        if not hooked or logits.shape[1] != gather.shape[1]:
+            # The head did not consume the hooked output (an unusual architecture):
+            # project every position and gather afterwards; slower, same numbers.
+            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
+            index = gather.unsqueeze(-1).expand(-1, -1, logits.shape[-1])
+            logits = torch.gather(logits, 1, index)
+        return logits

