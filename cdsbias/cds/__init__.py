@@ -1,0 +1,46 @@
+"""Counterfactual data substitution (CDS) and augmentation (CDA) for gender.
+
+Entry points:
+
+* ``CounterfactualSubstituter`` (engine): word pairs, her/his by context, given names.
+* ``counterfactual_gap`` / ``read_gap`` / ``format_gap`` (gap): GAP files with re-derived
+  offsets.
+* ``CounterfactualMapper`` / ``counterfactual_batch`` (corpus): ``datasets.Dataset.map``.
+* ``build_substituter`` (spacy_analysis): choose the rule-based or spaCy analyser.
+"""
+
+from cdsbias.cds.corpus import (
+    DEFAULT_PROBABILITY,
+    MODES,
+    CounterfactualMapper,
+    counterfactual_batch,
+    should_substitute,
+    substitute_texts,
+)
+from cdsbias.cds.engine import CounterfactualSubstituter, Edit, apply_edits, map_offset
+from cdsbias.cds.gap import counterfactual_gap, format_gap, parse_gap, read_gap
+from cdsbias.cds.report import SubstitutionReport
+from cdsbias.cds.spacy_analysis import SpacyAnalyzer, build_substituter
+from cdsbias.cds.wordlists import WordLists, load_wordlists
+
+__all__ = [
+    "DEFAULT_PROBABILITY",
+    "MODES",
+    "CounterfactualMapper",
+    "CounterfactualSubstituter",
+    "Edit",
+    "SpacyAnalyzer",
+    "SubstitutionReport",
+    "WordLists",
+    "apply_edits",
+    "build_substituter",
+    "counterfactual_batch",
+    "counterfactual_gap",
+    "format_gap",
+    "load_wordlists",
+    "map_offset",
+    "parse_gap",
+    "read_gap",
+    "should_substitute",
+    "substitute_texts",
+]

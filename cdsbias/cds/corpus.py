@@ -1,0 +1,196 @@
+"""CDS and CDA over plain-text corpora and ``datasets.Dataset`` columns.
+
+* ``cds``: each document is replaced by its counterfactual with probability ``p`` (default
+  0.5, as in Hall Maudslay et al. 2019; ``p = 1.0`` swaps everything, as in the original
+  GAP setup).
+* ``cda``: two-sided counterfactual data augmentation: every document is kept and its
+  counterfactual is added after it.
+
+The coin for a document is drawn from ``random.Random`` seeded with the seed and a hash of
+the document's key (its id, or its text when it has none), so the result does not depend on
+the order in which documents are processed, the batch size, or ``num_proc``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import TYPE_CHECKING, Any
+
+from cdsbias.errors import CdsbiasError
+
+if TYPE_CHECKING:
+    from cdsbias.cds.engine import CounterfactualSubstituter
+
+MODES = ("cds", "cda")
+DEFAULT_PROBABILITY = 0.5
+
+
+def validate_settings(mode: str, probability: float) -> None:
+    """Raises a one-line error for an unknown mode or a probability outside [0, 1]."""
+    if mode not in MODES:
+        raise CdsbiasError(f"Unknown mode '{mode}'; use one of: {', '.join(MODES)}")
+    if not 0.0 <= probability <= 1.0 or probability != probability:
+        raise CdsbiasError(f"--probability must be in [0, 1], got {probability}")
+
+
+def document_rng(seed: int, key: str) -> random.Random:
+    """Returns a generator that depends only on ``seed`` and the document ``key``."""
+    digest = hashlib.blake2b(f"{seed}\x00{key}".encode(), digest_size=8).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def should_substitute(seed: int, key: str, probability: float) -> bool:
+    """Flips the document's seeded coin; ``probability`` 1 always and 0 never substitutes."""
+    if probability >= 1.0:
+        return True
+    if probability <= 0.0:
+        return False
+    return document_rng(seed, key).random() < probability
+
+
+def text_key(text: str) -> str:
+    """A stable key for a document without an id: a hash of its text."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class CounterfactualMapper:
+    """A picklable map function for ``datasets.Dataset.map(batched=True, num_proc=...)``.
+
+    In ``cds`` mode the batch keeps its size and the text column is substituted per
+    document; in ``cda`` mode every row is followed by its counterfactual copy (other
+    columns are duplicated). A boolean column ``counterfactual`` tells which rows were
+    substituted.
+
+    Example:
+        >>> mapper = CounterfactualMapper(column="text", probability=0.5, seed=1)
+        >>> dataset = dataset.map(mapper, batched=True, num_proc=4)
+
+    Args:
+        column: Name of the text column.
+        mode: ``"cds"`` or ``"cda"``.
+        probability: CDS substitution probability (ignored in ``cda`` mode).
+        seed: Seed of the per-document coins.
+        names: Whether to swap first names.
+        id_column: Column whose value keys the per-document coin; default the text itself.
+        analyzer: ``"rules"`` (default) or ``"spacy"``; loaded lazily in each worker.
+    """
+
+    def __init__(
+        self,
+        column: str = "text",
+        *,
+        mode: str = "cds",
+        probability: float = DEFAULT_PROBABILITY,
+        seed: int = 0,
+        names: bool = True,
+        id_column: str | None = None,
+        analyzer: str = "rules",
+    ) -> None:
+        validate_settings(mode, probability)
+        self.column = column
+        self.mode = mode
+        self.probability = probability
+        self.seed = seed
+        self.names = names
+        self.id_column = id_column
+        self.analyzer = analyzer
+        self._substituter = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Workers rebuild the substituter (and any spaCy pipeline) themselves.
+        state = dict(self.__dict__)
+        state["_substituter"] = None
+        return state
+
+    @property
+    def substituter(self) -> CounterfactualSubstituter:
+        """The engine, built on first use in each process."""
+        if self._substituter is None:
+            from cdsbias.cds.spacy_analysis import build_substituter
+
+            self._substituter = build_substituter(names=self.names, analyzer=self.analyzer)
+        return self._substituter
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        if self.column not in batch:
+            raise CdsbiasError(
+                f"Column '{self.column}' not found; available: {', '.join(sorted(batch))}"
+            )
+        texts = batch[self.column]
+        keys = (
+            [str(value) for value in batch[self.id_column]]
+            if self.id_column
+            else [text_key(text) for text in texts]
+        )
+        if self.mode == "cds":
+            chosen = [should_substitute(self.seed, key, self.probability) for key in keys]
+        else:
+            chosen = [True] * len(texts)
+        to_substitute = [text for text, flag in zip(texts, chosen, strict=True) if flag]
+        substituted = iter(self.substituter.substitute_many(to_substitute) if to_substitute else [])
+        if self.mode == "cds":
+            output = dict(batch)
+            output[self.column] = [
+                next(substituted) if flag else text
+                for text, flag in zip(texts, chosen, strict=True)
+            ]
+            output["counterfactual"] = chosen
+            return output
+        output = {name: [] for name in batch}
+        output["counterfactual"] = []
+        for row in range(len(texts)):
+            counterfactual_text = next(substituted)
+            for name, values in batch.items():
+                output[name].extend([values[row], values[row]])
+            output[self.column][-1] = counterfactual_text
+            output["counterfactual"].extend([False, True])
+        return output
+
+
+def counterfactual_batch(
+    batch: dict[str, list[Any]],
+    column: str = "text",
+    *,
+    mode: str = "cds",
+    probability: float = DEFAULT_PROBABILITY,
+    seed: int = 0,
+    names: bool = True,
+    id_column: str | None = None,
+) -> dict[str, list[Any]]:
+    """Function form of ``CounterfactualMapper`` for ``Dataset.map(..., fn_kwargs=...)``.
+
+    Builds the rule-based engine once per process (cached).
+    """
+    key = (column, mode, probability, seed, names, id_column)
+    mapper = _MAPPER_CACHE.get(key)
+    if mapper is None:
+        mapper = CounterfactualMapper(
+            column,
+            mode=mode,
+            probability=probability,
+            seed=seed,
+            names=names,
+            id_column=id_column,
+        )
+        _MAPPER_CACHE[key] = mapper
+    return mapper(batch)
+
+
+_MAPPER_CACHE: dict[tuple, CounterfactualMapper] = {}
+
+
+def substitute_texts(
+    texts: list[str],
+    *,
+    mode: str = "cds",
+    probability: float = DEFAULT_PROBABILITY,
+    seed: int = 0,
+    names: bool = True,
+    analyzer: str = "rules",
+) -> list[str]:
+    """CDS / CDA over a list of plain texts (keys: each text's hash)."""
+    mapper = CounterfactualMapper(
+        "text", mode=mode, probability=probability, seed=seed, names=names, analyzer=analyzer
+    )
+    return mapper({"text": list(texts)})["text"]

@@ -1,0 +1,199 @@
+"""Loading and validating the gendered word pairs and first-name pairs.
+
+The files live in ``cdsbias/resources/wordlists/`` (see the README there for sources and
+licences). Every malformed line is reported as ``file:line: problem`` so that a user editing
+a list finds the mistake at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from cdsbias.errors import CdsbiasError
+
+# Decided by context in cdsbias.cds.pronouns, so a word list must not map them blindly.
+CONTEXT_PRONOUNS = frozenset({"his", "her", "him", "hers"})
+DIRECTIONS = ("both", "m2f", "f2m", "lower")
+AMBIGUITY_CLASSES = ("word", "proper")
+
+
+def resource_path(filename: str) -> Path:
+    """Returns the path of a file shipped in ``cdsbias/resources/wordlists``."""
+    return Path(str(resources.files("cdsbias").joinpath("resources", "wordlists", filename)))
+
+
+@dataclass(frozen=True)
+class WordLists:
+    """Everything the substitution engine looks words up in.
+
+    Attributes:
+        word_map: Lower-case gendered word -> lower-case substitute (one direction per key).
+        lowercase_only: Words swapped only where written in lower case ("god", not "God").
+        name_map: Given name (capitalised) -> substitute given name.
+        ambiguous_names: Given name -> ``"word"`` or ``"proper"`` (see
+            ambiguous_given_names.tsv for what each means).
+        male_words: Lower-case words of the male side, used to label report entries.
+    """
+
+    word_map: dict[str, str]
+    lowercase_only: frozenset[str] = frozenset()
+    name_map: dict[str, str] = field(default_factory=dict)
+    ambiguous_names: dict[str, str] = field(default_factory=dict)
+    male_words: frozenset[str] = frozenset()
+
+
+def _data_lines(path: Path) -> list[tuple[int, str]]:
+    """Returns (line number, line) for non-blank, non-comment lines; rejects non-UTF-8."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise CdsbiasError(f"Word list {path} not found") from None
+    except UnicodeDecodeError as exc:
+        line_number = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise CdsbiasError(f"{path}:{line_number}: not valid UTF-8") from None
+    return [
+        (number, line.rstrip("\r"))
+        for number, line in enumerate(text.split("\n"), 1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def _clean_word(word: str, path: Path, line_number: int) -> str:
+    """Normalises one entry: lower case, and 'mr.' is stored as 'mr' (the dot stays in text)."""
+    cleaned = word.strip().lower().rstrip(".")
+    if not cleaned or any(char.isspace() for char in cleaned):
+        raise CdsbiasError(f"{path}:{line_number}: '{word}' is not a single word")
+    return cleaned
+
+
+def load_word_pairs(
+    path: Path | None = None,
+) -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
+    """Reads a ``male<TAB>female[<TAB>direction]`` file into a one-way lookup.
+
+    Args:
+        path: The file; default the shipped ``gendered_word_pairs.tsv``.
+
+    Returns:
+        ``(word_map, male_words, lowercase_only)``: each source word's substitute, the
+        male-side words, and the words of ``lower`` lines.
+
+    Raises:
+        CdsbiasError: ``file:line: problem`` for a malformed line, an unknown direction, a
+            context pronoun, or a word mapped to two different substitutes.
+    """
+    path = Path(path) if path is not None else resource_path("gendered_word_pairs.tsv")
+    word_map: dict[str, str] = {}
+    defined_at: dict[str, int] = {}
+    male_words: set[str] = set()
+    lowercase_only: set[str] = set()
+    for line_number, line in _data_lines(path):
+        fields = line.split("\t")
+        if len(fields) not in (2, 3):
+            raise CdsbiasError(
+                f"{path}:{line_number}: expected 'male<TAB>female[<TAB>direction]', "
+                f"got {len(fields)} tab-separated field(s)"
+            )
+        male, female = (_clean_word(word, path, line_number) for word in fields[:2])
+        direction = fields[2].strip() if len(fields) == 3 else "both"
+        if direction not in DIRECTIONS:
+            raise CdsbiasError(
+                f"{path}:{line_number}: direction '{direction}' is not one of "
+                f"{', '.join(DIRECTIONS)}"
+            )
+        if male == female:
+            raise CdsbiasError(f"{path}:{line_number}: '{male}' is paired with itself")
+        if {male, female} & CONTEXT_PRONOUNS:
+            raise CdsbiasError(
+                f"{path}:{line_number}: his/her/him/hers are decided by context and cannot "
+                "be listed"
+            )
+        mappings = []
+        if direction in ("both", "m2f", "lower"):
+            mappings.append((male, female))
+        if direction in ("both", "f2m", "lower"):
+            mappings.append((female, male))
+        if direction == "lower":
+            lowercase_only.update((male, female))
+        for source, target in mappings:
+            if source in word_map and word_map[source] != target:
+                raise CdsbiasError(
+                    f"{path}:{line_number}: '{source}' already maps to '{word_map[source]}' "
+                    f"(line {defined_at[source]})"
+                )
+            word_map[source] = target
+            defined_at[source] = line_number
+        male_words.add(male)
+    if not word_map:
+        raise CdsbiasError(f"{path}: no word pairs found")
+    return word_map, frozenset(male_words), frozenset(lowercase_only)
+
+
+def load_name_pairs(path: Path | None = None) -> dict[str, str]:
+    """Reads a ``male<TAB>female`` first-name file into a bidirectional map.
+
+    Raises:
+        CdsbiasError: ``file:line: problem`` for a malformed line or a name listed twice.
+    """
+    path = Path(path) if path is not None else resource_path("name_pairs.tsv")
+    name_map: dict[str, str] = {}
+    for line_number, line in _data_lines(path):
+        fields = line.split("\t")
+        if len(fields) != 2 or not all(name.strip().isalpha() for name in fields):
+            raise CdsbiasError(
+                f"{path}:{line_number}: expected 'MaleName<TAB>FemaleName', got '{line}'"
+            )
+        male, female = (name.strip().capitalize() for name in fields)
+        for name in (male, female):
+            if name in name_map:
+                raise CdsbiasError(f"{path}:{line_number}: name '{name}' is listed twice")
+        name_map[male] = female
+        name_map[female] = male
+    return name_map
+
+
+def load_ambiguous_names(path: Path | None = None) -> dict[str, str]:
+    """Reads ``Name<TAB>class`` lines (class ``word`` or ``proper``).
+
+    Raises:
+        CdsbiasError: ``file:line: problem`` for a malformed line or an unknown class.
+    """
+    path = Path(path) if path is not None else resource_path("ambiguous_given_names.tsv")
+    ambiguous: dict[str, str] = {}
+    for line_number, line in _data_lines(path):
+        fields = [part.strip() for part in line.split("\t")]
+        if len(fields) != 2 or fields[1] not in AMBIGUITY_CLASSES:
+            raise CdsbiasError(
+                f"{path}:{line_number}: expected 'Name<TAB>word' or 'Name<TAB>proper', got '{line}'"
+            )
+        ambiguous[fields[0].capitalize()] = fields[1]
+    return ambiguous
+
+
+def load_wordlists(
+    word_pairs: Path | None = None,
+    name_pairs: Path | None = None,
+    ambiguous_names: Path | None = None,
+    *,
+    names: bool = True,
+) -> WordLists:
+    """Loads the word pairs and, if ``names``, the name pairs and their ambiguity classes.
+
+    Args:
+        word_pairs: Gendered word-pair file; default the shipped list.
+        name_pairs: First-name pair file; default the shipped list.
+        ambiguous_names: Ambiguous-name file; default the shipped list.
+        names: Whether first names are swapped at all.
+    """
+    word_map, male_words, lowercase_only = load_word_pairs(word_pairs)
+    if not names:
+        return WordLists(word_map=word_map, lowercase_only=lowercase_only, male_words=male_words)
+    return WordLists(
+        word_map=word_map,
+        lowercase_only=lowercase_only,
+        name_map=load_name_pairs(name_pairs),
+        ambiguous_names=load_ambiguous_names(ambiguous_names),
+        male_words=male_words,
+    )
