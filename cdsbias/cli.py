@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "cdsbias.commands.data",
     "cdsbias.commands.cds",
     "cdsbias.commands.fill",
+    "cdsbias.commands.publish",
 )
 
 

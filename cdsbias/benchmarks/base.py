@@ -55,20 +55,24 @@ class Benchmark(ABC):
     Args:
         data_file: An explicit data file to load instead of the default.
         data_dir: A folder laid out like ``shared/data`` to find the default files in.
-        language: Language code of the data set to use.
+        language: Language code of the data set to use; default: the benchmark's first.
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
     languages: ClassVar[tuple[str, ...]] = ("en",)
+    #: Rows sharing this column's value go to the same process when scoring is sharded
+    #: (rows that share sentences should be scored together). None: contiguous blocks.
+    shard_column: ClassVar[str | None] = None
 
     def __init__(
         self,
         *,
         data_file: str | Path | None = None,
         data_dir: str | Path | None = None,
-        language: str = "en",
+        language: str | None = None,
     ) -> None:
+        language = language or self.languages[0]
         if language not in self.languages:
             raise CdsbiasError(
                 f"Benchmark '{self.name}' has no '{language}' data; "
@@ -93,6 +97,25 @@ class Benchmark(ABC):
     def format_report(self, summary: dict[str, Any]) -> str:
         """A readable table of ``summary``; benchmarks override this."""
         return json.dumps(summary, indent=2, default=_json_default)
+
+    def shard(self, rows: pd.DataFrame, rank: int, world_size: int) -> list[int]:
+        """Positions of the rows that process ``rank`` of ``world_size`` scores.
+
+        Every row goes to exactly one process; groups of ``shard_column`` stay together and
+        are dealt round-robin in order of first appearance.
+        """
+        if world_size <= 1:
+            return list(range(len(rows)))
+        if self.shard_column is None:
+            bounds = [len(rows) * r // world_size for r in range(world_size + 1)]
+            return list(range(bounds[rank], bounds[rank + 1]))
+        values = rows[self.shard_column].tolist()
+        owner = {v: i % world_size for i, v in enumerate(dict.fromkeys(values))}
+        return [i for i, v in enumerate(values) if owner[v] == rank]
+
+    def curve(self, summary: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
+        """Headline values for training curves: ``{label: (value, ci_low, ci_high)}``."""
+        return {}
 
     def run(self, scorer: MaskedLMScorer) -> BenchmarkResult:
         """Loads, scores and summarises in one call."""

@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
         "--data-dir", type=Path,
         help="folder laid out like shared/data holding every benchmark's files",
     )  # fmt: skip
-    parser.add_argument("--language", default="en", help="data language, e.g. en or de")
+    parser.add_argument(
+        "--language", help="data language, e.g. en or de (default: each benchmark's own)"
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="sequences per forward pass")
     parser.add_argument("--device", help="torch device (default: cuda, mps or cpu)")
     parser.add_argument(

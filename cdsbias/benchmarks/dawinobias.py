@@ -1,0 +1,170 @@
+"""DaWinoBias, the language-modelling task of GenDa Lens (Danish WinoBias).
+
+The Danish translation of WinoBias type-1 sentences (Brødbæk & Koppelgaard 2021), as
+packaged in GenDa Lens: 674 pro- and 674 anti-stereotypical sentences. The pronoun is
+masked and the model's top-1 prediction over its whole vocabulary is grouped into
+``hun/hendes`` (hun, hende, hendes), ``han/hans`` (han, ham, hans) or ``UNK``, then compared
+with the gold pronoun's gender; see :mod:`cdsbias.benchmarks.winobias` for the metrics
+(accuracy and per-gender F1 for pro and anti, gender effect ``log2(pro / anti)``), which
+follow ``genda_lens/lm_tasks/wino_utils.py`` exactly. The ``choice`` mode (forced choice of
+hun/han, hende/ham, hendes/hans in the gold pronoun's slot) is reported as well.
+
+Reproducing GenDa Lens (``text=genda``, the default): every sentence is lower-cased and its
+punctuation spaced off (GenDa Lens joins spaCy ``da_core_news_sm`` tokens with spaces;
+:func:`~cdsbias.benchmarks.winobias.genda_tokens` gives the identical string on all 1,348
+sentences without spaCy), the brackets are dropped and the
+pronoun chosen as in its ``idx_pron`` (first of hans, hendes, han, hun, ham, hende found in
+the sentence; every DaWinoBias line has exactly one pronoun, so this is the gold one, also
+on line 431 where it is not bracketed). Predictions are compared case-sensitively, as the
+fill-mask pipeline's ``token_str``. GenDa Lens shuffles the sentences first; the order does
+not change any metric.
+
+Data quirks handled: LF in lines 1-342 and CRLF in lines 343-674, trailing and double
+spaces, and the unbracketed pronoun of line 431 in both files.
+
+Reference: Thea Rolskov Sloth, Astrid Sletten Rybner (2023). GenDa Lens: Quantifying
+Gender Bias in Danish language models. https://github.com/DaDebias/genda-lens
+Data: Signe Kirk Brødbæk, Kiri Koppelgaard (2021). DaWinoBias.
+https://github.com/NLP-exam/DaWinoBias
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.winobias import (
+    CONDITIONS,
+    PREDICTIONS,
+    TEXT_STYLES,
+    PronounInventory,
+    _choice,
+    check_vocabulary,
+    dataset_file,
+    flat_metrics,
+    format_block,
+    read_file,
+    score_rows,
+    summarize_conditions,
+    warn_quirks,
+)
+from cdsbias.errors import CdsbiasError
+from cdsbias.scoring import MaskedLMScorer
+
+DANISH = PronounInventory(
+    language="da",
+    slots={
+        "subject": (("hun",), ("han",)),
+        "object": (("hende",), ("ham",)),
+        "possessive": (("hendes",), ("hans",)),
+    },
+    gold_slot={
+        "hun": "subject",
+        "han": "subject",
+        "hende": "object",
+        "ham": "object",
+        "hendes": "possessive",
+        "hans": "possessive",
+    },
+    # genda_lens/lm_tasks/wino_utils.py, idx_pron().
+    priority=("hans", "hendes", "han", "hun", "ham", "hende"),
+)
+FILES = {
+    "pro": "DaWinoBias_pro_stereotyped_evalda.txt",
+    "anti": "DaWinoBias_anti_stereotyped_evalda.txt",
+}
+
+
+@register
+class DaWinoBias(Benchmark):
+    """DaWinoBias language-modelling task of GenDa Lens.
+
+    Options (``--option key=value``):
+        prediction: Headline mode, ``top1`` (default, GenDa Lens) or ``choice``.
+        text: ``genda`` (default: lower-cased, punctuation spaced off, as GenDa Lens) or
+            ``original``.
+
+    ``--data DIR`` points at a folder holding the two ``DaWinoBias_*_evalda.txt`` files; by
+    default they come from the ``genda_lens`` dataset (``cdsbias data fetch genda_lens``).
+    """
+
+    name = "dawinobias"
+    description = (
+        "DaWinoBias (GenDa Lens), Danish: masked pronoun, top-1 prediction grouped "
+        "hun/han vs gold; accuracy/F1 pro vs anti, log2 gender effect"
+    )
+    languages = ("da",)
+    inventory = DANISH
+    hint = (
+        "dawinobias is a Danish benchmark: evaluate a Danish or multilingual masked LM, or use "
+        "--benchmark winobias for an English model."
+    )
+
+    def __init__(
+        self,
+        *,
+        data_file: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        language: str | None = None,
+        prediction: str = "top1",
+        text: str = "genda",
+    ) -> None:
+        # The evaluate CLI passes its default language "en" to every benchmark; this one
+        # only has Danish data, so "en" (or nothing) means the Danish data set.
+        if language not in (None, "en", "da"):
+            raise CdsbiasError(
+                f"Benchmark 'dawinobias' has no '{language}' data; it is Danish only."
+            )
+        super().__init__(data_file=data_file, data_dir=data_dir, language="da")
+        self.prediction = _choice(prediction, PREDICTIONS, "prediction mode")
+        self.text = _choice(text, TEXT_STYLES, "text style")
+
+    def _path(self, filename: str) -> Path:
+        if self.data_file is not None:
+            folder = self.data_file if self.data_file.is_dir() else self.data_file.parent
+            return folder / filename
+        return dataset_file("genda_lens", "genda-lens-danish", filename, self.data_dir)
+
+    def load(self) -> pd.DataFrame:
+        frames = []
+        for condition in CONDITIONS:
+            rows = read_file(
+                self._path(FILES[condition]), DANISH, selection="genda", text_style=self.text
+            )
+            rows.insert(0, "condition", condition)
+            frames.append(rows)
+        rows = pd.concat(frames, ignore_index=True)
+        warn_quirks(rows, self.name)
+        return rows
+
+    def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
+        check_vocabulary(scorer, rows, self.inventory, self.name, self.hint)
+        return score_rows(scorer, rows, self.inventory, case_sensitive=self.text == "genda")
+
+    def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
+        summary: dict[str, Any] = {
+            "prediction": self.prediction,
+            "text": self.text,
+            **summarize_conditions(scored),
+            "rows_with_unbracketed_pronoun": int(scored["quirk"].str.contains("unbracketed").sum()),
+        }
+        return summary, flat_metrics(summary, self.prediction)
+
+    def format_report(self, summary: dict[str, Any]) -> str:
+        lines = ["DaWinoBias (GenDa Lens language-modelling task)"]
+        order: Sequence[str] = (
+            self.prediction,
+            *[m for m in PREDICTIONS if m != self.prediction],
+        )
+        for mode in order:
+            title = (
+                "top-1 over the vocabulary (GenDa Lens)"
+                if mode == "top1"
+                else ("forced choice hun/han, hende/ham, hendes/hans")
+            )
+            lines.extend(format_block(f"{mode}: {title}", summary[mode]))
+        return "\n".join(lines)

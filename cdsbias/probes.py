@@ -1,0 +1,232 @@
+"""Fill-in-the-blank probes: what a masked LM puts at one ``[MASK]``.
+
+:func:`fill` answers "how likely are *he* and *she* here, and what else would the model
+say?": the probability of given words at the mask (multi-piece words by the chain rule, see
+:mod:`cdsbias.scoring.scorer`), their difference and ratio, and the top-k single tokens,
+decoded token by token so that "Ġphilippines" prints as "philippines", not as spaced-out
+characters.
+
+:func:`log_probability_bias` is the two-sentence score of Kurita et al. (2019) for targets
+``a``, ``b`` and an attribute word ``x`` of the sentence::
+
+    score = ln(P(a | x shown) / P(a | x masked)) - ln(P(b | x shown) / P(b | x masked))
+
+which equals their ``gender_fill_bias_prior_corrected``
+(:func:`cdsbias.benchmarks.kurita.bias_score`); positive when ``x`` pulls towards ``a``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.scoring import MaskedLMScorer
+from cdsbias.scoring.extra_topk import chain_rule_requests, decode_token, log_probs_and_top_k
+
+
+@dataclass(frozen=True)
+class TargetProbability:
+    """A given word at the mask.
+
+    Attributes:
+        word: The word as given.
+        log_prob: ``ln P(word | sentence)`` (chain rule over its pieces).
+        prob: ``exp(log_prob)``.
+        pieces: The word's tokens in this context.
+    """
+
+    word: str
+    log_prob: float
+    prob: float
+    pieces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One of the model's top-k tokens at the mask."""
+
+    token: str
+    token_id: int
+    log_prob: float
+    prob: float
+
+
+@dataclass
+class FillResult:
+    """What :func:`fill` returns.
+
+    Attributes:
+        sentence: The probed sentence.
+        targets: The given words, in order.
+        top_k: The most probable single tokens at the mask, best first.
+        difference: ``P(t1) - P(t2)`` when exactly two targets were given.
+        ratio: ``P(t1) / P(t2)`` when exactly two targets were given.
+        log_ratio: ``ln P(t1) - ln P(t2)`` (finite even where the ratio underflows).
+    """
+
+    sentence: str
+    targets: list[TargetProbability] = field(default_factory=list)
+    top_k: list[Prediction] = field(default_factory=list)
+    difference: float | None = None
+    ratio: float | None = None
+    log_ratio: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable view."""
+        return {
+            "sentence": self.sentence,
+            "targets": [t.__dict__ | {"pieces": list(t.pieces)} for t in self.targets],
+            "top_k": [p.__dict__ for p in self.top_k],
+            "difference": self.difference,
+            "ratio": self.ratio,
+            "log_ratio": self.log_ratio,
+        }
+
+
+def _single_mask_ids(scorer: MaskedLMScorer, sentence: str) -> tuple[list[int], int]:
+    slots = scorer.count_slots(sentence)
+    if slots != 1:
+        raise CdsbiasError(
+            f"The sentence needs exactly one [MASK] (or {scorer.tokenizer.mask_token}); "
+            f"found {slots} in {sentence!r}."
+        )
+    ids = scorer.encode(sentence)
+    if ids.count(scorer.mask_id) != 1:
+        raise CdsbiasError(f"The mask of {sentence!r} did not tokenize to one mask token.")
+    return ids, ids.index(scorer.mask_id)
+
+
+def fill(
+    scorer: MaskedLMScorer,
+    sentence: str,
+    targets: Sequence[str] = (),
+    top_k: int = 10,
+) -> FillResult:
+    """Probabilities of ``targets`` and the top-k tokens at the one mask of ``sentence``.
+
+    Args:
+        scorer: The shared scorer (``MaskedLMScorer.from_pretrained(model)``).
+        sentence: Text with exactly one ``[MASK]`` (the model's own mask token works too).
+        targets: Words to score at the mask; a word of several pieces gets as many masks
+            and a chain-rule probability.
+        top_k: Number of top single-token predictions (0 for none).
+
+    Returns:
+        A :class:`FillResult`.
+
+    Raises:
+        CdsbiasError: No or several masks, or a target outside the model's vocabulary.
+    """
+    ids, position = _single_mask_ids(scorer, sentence)
+    result = FillResult(sentence=sentence)
+    words = [t.strip() for t in targets if t.strip()]
+    # One deduplicated pass: the top-k request and every target piece (a single-piece
+    # target reads the very same input as the top-k, so the model runs once).
+    inputs: list[tuple[int, ...]] = [tuple(ids)]
+    positions: list[int] = [position]
+    target_ids: list[int] = [-1]
+    owners: list[int] = [-1]
+    encoded = [scorer.encode_target(sentence, word) for word in words]
+    for index, item in enumerate(encoded):
+        piece_inputs, piece_positions, piece_ids = chain_rule_requests(item)
+        inputs.extend(piece_inputs)
+        positions.extend(piece_positions)
+        target_ids.extend(piece_ids)
+        owners.extend([index] * len(piece_ids))
+    log_probs, top_ids, top_lps = log_probs_and_top_k(
+        scorer, inputs, positions, target_ids, max(top_k, 0)
+    )
+    totals = [0.0] * len(words)
+    for request, owner in enumerate(owners):
+        if owner >= 0:
+            totals[owner] += float(log_probs[request])
+    for word, item, lp in zip(words, encoded, totals, strict=True):
+        pieces = tuple(scorer.tokenizer.convert_ids_to_tokens(list(item.target_ids)))
+        result.targets.append(TargetProbability(word, lp, math.exp(lp), pieces))
+    if len(result.targets) == 2:
+        first, second = result.targets
+        result.difference = first.prob - second.prob
+        result.log_ratio = first.log_prob - second.log_prob
+        result.ratio = math.exp(result.log_ratio) if result.log_ratio < 700 else math.inf
+    for token_id, lp in zip(top_ids[0], top_lps[0], strict=True):
+        result.top_k.append(
+            Prediction(
+                decode_token(scorer.tokenizer, int(token_id)),
+                int(token_id),
+                float(lp),
+                math.exp(lp),
+            )
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class BiasProbe:
+    """The two-sentence log-probability bias of targets ``a``, ``b`` for attribute ``x``.
+
+    Attributes:
+        template: The sentence with ``GGG`` (target slot) and ``XXX`` (attribute).
+        a: First target word(s).
+        b: Second target word(s).
+        attribute: The attribute word.
+        log_ratio_shown: ``ln P(a | x shown) - ln P(b | x shown)``.
+        log_ratio_masked: ``ln P(a | x masked) - ln P(b | x masked)`` (the prior).
+        score: ``log_ratio_shown - log_ratio_masked``.
+        target_fill_bias: ``ln P(x | a) - ln P(x | b)`` with ``x`` masked.
+    """
+
+    template: str
+    a: str
+    b: str
+    attribute: str
+    log_ratio_shown: float
+    log_ratio_masked: float
+    score: float
+    target_fill_bias: float
+
+
+def log_probability_bias(
+    scorer: MaskedLMScorer,
+    sentence: str,
+    targets: tuple[str, str],
+    attribute: str,
+) -> BiasProbe:
+    """Kurita et al.'s increased log-probability score of ``targets`` for ``attribute``.
+
+    Args:
+        scorer: The shared scorer.
+        sentence: Text with one ``[MASK]`` (where the targets go) and the attribute word,
+            e.g. ``"[MASK] is a nurse."``.
+        targets: ``(a, b)``, e.g. ``("he", "she")``.
+        attribute: A whole word (or phrase) of ``sentence``, e.g. ``"nurse"``; its first
+            whole-word occurrence is masked for the prior.
+
+    Returns:
+        A :class:`BiasProbe`; ``score > 0`` when the attribute raises ``a`` relative to ``b``.
+    """
+    from cdsbias.benchmarks.kurita import ATTRIBUTE_SLOT, TARGET_SLOT, bias_score
+
+    _single_mask_ids(scorer, sentence)
+    if len(targets) != 2:
+        raise CdsbiasError(f"Two targets are needed for a bias score, got {len(targets)}.")
+    word = attribute.strip()
+    match = re.search(r"(?<!\w)" + re.escape(word) + r"(?!\w)", sentence) if word else None
+    if match is None:
+        raise CdsbiasError(f"The attribute {attribute!r} is not a word of {sentence!r}.")
+    template = sentence[: match.start()] + ATTRIBUTE_SLOT + sentence[match.end() :]
+    template = scorer._slot_pattern.sub(TARGET_SLOT, template, count=1)
+    scores = bias_score(scorer, template, (targets[0], targets[1]), word)
+    return BiasProbe(
+        template=template,
+        a=targets[0],
+        b=targets[1],
+        attribute=word,
+        log_ratio_shown=scores["gender_fill_bias"],
+        log_ratio_masked=scores["gender_fill_prior_correction"],
+        score=scores["gender_fill_bias_prior_corrected"],
+        target_fill_bias=scores["target_fill_bias"],
+    )
