@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup test test-all lint format clean
+.PHONY: setup test test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Multi-process (gloo) training and other end-to-end jobs; CI runs these too.
+test-integration: $(STAMP)
+	$(PY) -m pytest -m integration $(PYTEST_ARGS)
 
 # Slow and integration tests too (multi-process, long benchmarks).
 test-all: $(STAMP)

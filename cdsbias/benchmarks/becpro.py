@@ -221,13 +221,14 @@ class BecPro(Benchmark):
         "of 18 male/female person words with 60 professions; gaps per profession group"
     )
     languages = ("en", "de")
+    shard_column = "Profession"  # a profession's 90 rows share their 16 sentences
 
     def __init__(
         self,
         *,
         data_file: str | Path | None = None,
         data_dir: str | Path | None = None,
-        language: str = "en",
+        language: str | None = None,
         compat: str | None = None,
         mask_per: str = "word",
         n_resamples: int = 5000,
@@ -417,6 +418,13 @@ class BecPro(Benchmark):
         summary["professions"] = per_profession
         summary["verdict"] = verdict(summary)
         return summary, metrics
+
+    def curve(self, summary: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
+        """The gap per profession group with its bootstrap CI over professions."""
+        return {
+            f"{group} professions": (g["gap"], *g["gap_ci_over_professions"])
+            for group, g in summary["groups"].items()
+        }
 
     def format_report(self, summary: dict[str, Any]) -> str:
         """A short table: per group means, gap with CI over professions, r, Holm p."""

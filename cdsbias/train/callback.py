@@ -1,0 +1,320 @@
+"""BiasEvalCallback: bias benchmarks and held-out MLM loss at step 0 and at every save.
+
+Data flows one way: Trainer -> callback -> scorer -> benchmark -> tracker. Every rank
+scores its shard of each benchmark's rows (whole professions for BEC-Pro, so shared
+sentences are scored once), the shards are gathered, and the main process summarises,
+logs and writes:
+
+* ``OUTPUT/bias_metrics.jsonl``: one line per evaluated step (step 0, then each save);
+* ``OUTPUT/bias_curve.png``: headline scores with CIs and held-out MLM loss vs step;
+* ``OUTPUT/bias/step-N/<benchmark>/{rows.tsv,summary.json}``: full results per step;
+* ``OUTPUT/checkpoint-N/bias_summary.json``: the summaries that belong to a checkpoint.
+
+Scalars go through ``Trainer.log`` (so every ``report_to`` tracker gets them); W&B also
+gets a table of per-profession associations per checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from cdsbias.benchmarks import Benchmark, BenchmarkResult, to_json, write_result
+from cdsbias.errors import CdsbiasError
+from cdsbias.io import atomic_write_text
+
+METRICS_FILE = "bias_metrics.jsonl"
+CURVE_FILE = "bias_curve.png"
+
+
+def _dist() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _gather(obj: Any) -> list[Any]:
+    import torch.distributed as dist
+
+    _, world = _dist()
+    if world == 1:
+        return [obj]
+    gathered: list[Any] = [None] * world
+    dist.all_gather_object(gathered, obj)
+    return gathered
+
+
+def _broadcast(obj: Any) -> Any:
+    import torch.distributed as dist
+
+    _, world = _dist()
+    if world == 1:
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+@contextlib.contextmanager
+def preserve_rng() -> Iterator[None]:
+    """Restores the Python, NumPy and torch (CPU and CUDA) generators on exit."""
+    import random
+
+    import numpy as np
+    import torch
+
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
+
+
+def read_points(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The evaluated points of a run, in step order (empty when there are none)."""
+    path = Path(output_dir) / METRICS_FILE
+    if not path.exists():
+        return []
+    points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return sorted(points, key=lambda p: p["step"])
+
+
+class BiasEvalCallback(TrainerCallback):
+    """Scores bias benchmarks before training and at every checkpoint.
+
+    Args:
+        benchmarks: Benchmark instances (their data is loaded now, so bad data fails
+            before training starts).
+        tokenizer: The model's tokenizer.
+        output_dir: The run's output folder.
+        batch_size: Scorer batch size.
+        eval_at_start: Also score the model at step 0.
+        heldout_dataset: Pre-masked original-text examples for the held-out MLM loss.
+
+    Raises:
+        CdsbiasError: No benchmark given, or a benchmark's data cannot be loaded.
+    """
+
+    def __init__(
+        self,
+        benchmarks: list[Benchmark],
+        *,
+        tokenizer: Any,
+        output_dir: str | Path,
+        batch_size: int = 64,
+        eval_at_start: bool = True,
+        heldout_dataset: Any = None,
+    ) -> None:
+        if not benchmarks:
+            raise CdsbiasError("BiasEvalCallback needs at least one benchmark.")
+        import matplotlib
+
+        matplotlib.use("Agg")  # checkpoints are drawn on headless machines too
+        self.benchmarks = benchmarks
+        self.rows = {b.name: b.load() for b in benchmarks}
+        self.tokenizer = tokenizer
+        self.output_dir = Path(output_dir)
+        self.batch_size = batch_size
+        self.eval_at_start = eval_at_start
+        self.heldout_dataset = heldout_dataset
+        self.trainer: Any = None
+
+    def attach(self, trainer: Any) -> BiasEvalCallback:
+        """Registers with ``trainer`` (needed to evaluate the held-out loss and to log)."""
+        self.trainer = trainer
+        trainer.add_callback(self)
+        return self
+
+    # ----------------------------------------------------------------- events
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        rank, _ = _dist()
+        steps_done = None
+        if rank == 0:
+            points = read_points(self.output_dir)
+            if state.global_step == 0:
+                kept: list[dict[str, Any]] = []
+            else:
+                # A resumed run: keep the curve up to the checkpoint, drop anything later
+                # (it belonged to steps that will be trained again).
+                kept = [p for p in points if p["step"] <= state.global_step]
+            if len(kept) != len(points) or (state.global_step == 0 and points):
+                self._write_points(kept)
+            steps_done = {p["step"] for p in kept}
+        steps_done = _broadcast(steps_done)
+        due = state.global_step > 0 or self.eval_at_start
+        if due and state.global_step not in steps_done:
+            self.evaluate(args, state, model)
+        return control
+
+    def on_save(self, args, state, control, model=None, **kwargs):
+        self.evaluate(args, state, model)
+        return control
+
+    def evaluate(self, args: Any, state: Any, model: Any) -> dict[str, Any]:
+        """Scores every benchmark (sharded over ranks) and records the point.
+
+        Random number generators are left exactly as they were: the checkpoint saved just
+        before holds their state, so a resumed run continues as if never interrupted
+        (a DataLoader draws a seed from the torch RNG every time it is iterated).
+        """
+        with preserve_rng():
+            return self._evaluate(args, state, model)
+
+    # ------------------------------------------------------------- evaluation
+    def _evaluate(self, args: Any, state: Any, model: Any) -> dict[str, Any]:
+        from cdsbias.scoring import MaskedLMScorer
+
+        rank, world = _dist()
+        step = int(state.global_step)
+        point: dict[str, Any] = {"step": step, "epoch": state.epoch or 0.0}
+        if self.heldout_dataset is not None and self.trainer is not None:
+            metrics = self.trainer.evaluate(
+                eval_dataset=self.heldout_dataset, metric_key_prefix="heldout"
+            )
+            point["heldout_loss"] = float(metrics["heldout_loss"])
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        scorer = MaskedLMScorer(model, self.tokenizer, batch_size=self.batch_size, device=device)
+        results: dict[str, BenchmarkResult] = {}
+        try:
+            for benchmark in self.benchmarks:
+                rows = self.rows[benchmark.name]
+                shard = benchmark.shard(rows, rank, world)
+                scored = benchmark.score(scorer, rows.iloc[shard])
+                parts = _gather(scored)
+                if rank == 0:
+                    import pandas as pd
+
+                    merged = pd.concat(parts).sort_index()
+                    summary, metrics = benchmark.summarize(merged)
+                    summary["step"] = step
+                    results[benchmark.name] = BenchmarkResult(
+                        benchmark.name, merged, summary, metrics,
+                        benchmark.format_report(summary),
+                    )  # fmt: skip
+        finally:
+            if was_training:
+                model.train()
+        logged: dict[str, float] = {}
+        if rank == 0:
+            point["benchmarks"] = {}
+            for name, result in results.items():
+                benchmark = next(b for b in self.benchmarks if b.name == name)
+                point["benchmarks"][name] = {
+                    "metrics": result.metrics,
+                    "curve": benchmark.curve(result.summary),
+                }
+                for key, value in result.metrics.items():
+                    if value is not None and math.isfinite(value):
+                        logged[f"bias/{name}/{key}"] = float(value)
+                write_result(result, self.output_dir / "bias" / f"step-{step}")
+            if "heldout_loss" in point:
+                logged["bias/heldout_loss"] = point["heldout_loss"]
+            self._append_point(point)
+            self._write_checkpoint_summary(step, results, point)
+            self._draw_curve()
+            self._log_tables(step, results)
+        logged = _broadcast(logged)
+        if self.trainer is not None and logged:
+            self.trainer.log(dict(logged))
+        return point
+
+    # ---------------------------------------------------------------- outputs
+    def _write_points(self, points: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(p, sort_keys=True) + "\n" for p in points)
+        atomic_write_text(self.output_dir / METRICS_FILE, text)
+
+    def _append_point(self, point: dict[str, Any]) -> None:
+        points = [p for p in read_points(self.output_dir) if p["step"] != point["step"]]
+        self._write_points(sorted([*points, json.loads(to_json(point))], key=lambda p: p["step"]))
+
+    def _write_checkpoint_summary(
+        self, step: int, results: dict[str, BenchmarkResult], point: dict[str, Any]
+    ) -> None:
+        folder = self.output_dir / f"checkpoint-{step}"
+        if step == 0 or not folder.is_dir():
+            return
+        payload = {
+            "step": step,
+            "heldout_loss": point.get("heldout_loss"),
+            "benchmarks": {name: r.summary for name, r in results.items()},
+        }
+        atomic_write_text(folder / "bias_summary.json", to_json(payload))
+
+    def _draw_curve(self) -> None:
+        draw_curve(read_points(self.output_dir), self.output_dir / CURVE_FILE)
+
+    def _log_tables(self, step: int, results: dict[str, BenchmarkResult]) -> None:
+        try:
+            import wandb
+        except ImportError:
+            return
+        if getattr(wandb, "run", None) is None:
+            return
+        for name, result in results.items():
+            professions = result.summary.get("professions")
+            if not professions:
+                continue
+            table = wandb.Table(
+                columns=["step", "profession", "prof_gender", "gap", "male_mean", "female_mean"]
+            )
+            for profession, values in professions.items():
+                table.add_data(
+                    step, profession, values["prof_gender"], values["gap"],
+                    values["male_persons"]["mean"], values["female_persons"]["mean"],
+                )  # fmt: skip
+            wandb.log({f"bias/{name}/professions": table, "train/global_step": step})
+
+
+def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
+    """Draws each benchmark's headline curves (with CIs) and the held-out loss vs step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not points:
+        return
+    names = sorted({n for p in points for n in p.get("benchmarks", {})})
+    panels = len(names) + (1 if any("heldout_loss" in p for p in points) else 0)
+    fig, axes = plt.subplots(1, max(panels, 1), figsize=(5.5 * max(panels, 1), 4), squeeze=False)
+    for axis, name in zip(axes[0], names):
+        curves: dict[str, list[tuple[int, float, float, float]]] = {}
+        for p in points:
+            for label, (value, low, high) in p["benchmarks"].get(name, {}).get("curve", {}).items():
+                curves.setdefault(label, []).append((p["step"], value, low, high))
+        for label, values in curves.items():
+            steps = [v[0] for v in values]
+            (line,) = axis.plot(steps, [v[1] for v in values], marker="o", label=label)
+            lows = [v[2] if v[2] is not None else v[1] for v in values]
+            highs = [v[3] if v[3] is not None else v[1] for v in values]
+            axis.fill_between(steps, lows, highs, alpha=0.2, color=line.get_color())
+        axis.axhline(0.0, color="grey", linewidth=0.8)
+        axis.set_title(f"{name}: gap by profession group (95% CI)")
+        axis.set_xlabel("step")
+        axis.set_ylabel("male − female association (nats)")
+        axis.legend(fontsize=8)
+    if panels > len(names):
+        axis = axes[0][-1]
+        losses = [(p["step"], p["heldout_loss"]) for p in points if "heldout_loss" in p]
+        axis.plot([s for s, _ in losses], [v for _, v in losses], marker="o", color="black")
+        axis.set_title("held-out MLM loss (original text)")
+        axis.set_xlabel("step")
+        axis.set_ylabel("loss")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)

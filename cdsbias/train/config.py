@@ -1,0 +1,336 @@
+"""Recipe configuration: one dataclass per concern, parsed from YAML with HfArgumentParser.
+
+A recipe is a flat YAML mapping whose keys are the fields of :class:`ModelConfig`,
+:class:`DataConfig`, :class:`CDSConfig`, :class:`BiasEvalConfig`, :class:`RunConfig` and
+``transformers.TrainingArguments``. ``key=value`` overrides after the YAML path replace
+values (parsed as YAML scalars). Unknown keys and values of the wrong type fail at load
+time, naming the key and the closest valid one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cdsbias.errors import CdsbiasError
+
+
+@dataclass
+class ModelConfig:
+    """Which masked LM to fine-tune."""
+
+    model_name_or_path: str | None = field(
+        default="bert-base-uncased",
+        metadata={"help": "Hub id or local folder of a *ForMaskedLM checkpoint."},
+    )
+    model_revision: str | None = field(
+        default=None, metadata={"help": "Hub revision (branch, tag or commit) of the model."}
+    )
+    init_from_scratch: bool = field(
+        default=False,
+        metadata={
+            "help": "Build a new random BERT (see model_config) with a WordPiece tokenizer "
+            "trained on the training text instead of loading model_name_or_path. For smoke "
+            "tests and offline demos; real runs fine-tune a pretrained model."
+        },
+    )
+    model_config: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={"help": "BertConfig overrides for init_from_scratch, e.g. {hidden_size: 64}."},
+    )
+    tokenizer_vocab_size: int = field(
+        default=2000, metadata={"help": "WordPiece vocabulary size for init_from_scratch."}
+    )
+
+
+@dataclass
+class DataConfig:
+    """The training corpus: GAP documents, split, substituted, cut and tokenized."""
+
+    dataset: str = field(default="gap", metadata={"help": "Corpus name; 'gap' is supported."})
+    data_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "Folder laid out like shared/data (offline mirror); default: the "
+            "`cdsbias data fetch` cache."
+        },
+    )
+    splits: list[str] = field(
+        default_factory=lambda: ["development", "test", "validation"],
+        metadata={"help": "GAP files to train on (all of GAP by default, as in Bartl 2020)."},
+    )
+    max_documents: int | None = field(
+        default=None, metadata={"help": "Use only the first N documents (smoke tests)."}
+    )
+    heldout_fraction: float = field(
+        default=0.05,
+        metadata={
+            "help": "Fraction of documents kept out of training; their ORIGINAL text gives the "
+            "held-out MLM loss at every checkpoint (what debiasing costs)."
+        },
+    )
+    text_unit: str = field(
+        default="sentence",
+        metadata={"help": "'sentence' (one example per sentence, as in Bartl 2020) or 'chunk'."},
+    )
+    max_seq_length: int = field(
+        default=128, metadata={"help": "Tokens per example; longer ones are truncated."}
+    )
+    mlm_probability: float = field(
+        default=0.15, metadata={"help": "Share of tokens masked by the MLM collator."}
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for datasets.map (None: in-process)."}
+    )
+
+
+@dataclass
+class CDSConfig:
+    """Counterfactual data substitution applied to the training documents."""
+
+    cds_mode: str = field(
+        default="cds",
+        metadata={"help": "'cds' (substitute), 'cda' (original + counterfactual) or 'none'."},
+    )
+    cds_probability: float = field(
+        default=1.0,
+        metadata={
+            "help": "Per-document substitution probability in 'cds' mode. 1.0 reproduces "
+            "the GAP setup of Bartl et al. 2020; 0.5 is Hall Maudslay et al. 2019."
+        },
+    )
+    cds_names: bool = field(default=True, metadata={"help": "Also swap first names."})
+    cds_seed: int = field(default=0, metadata={"help": "Seed of the per-document coins."})
+
+
+@dataclass
+class BiasEvalConfig:
+    """Bias benchmarks scored at step 0 and at every checkpoint."""
+
+    bias_benchmarks: list[str] = field(
+        default_factory=lambda: ["becpro"],
+        metadata={"help": "Registered benchmark names (see `cdsbias benchmarks`)."},
+    )
+    bias_eval_at_start: bool = field(
+        default=True, metadata={"help": "Score the model before the first training step."}
+    )
+    bias_eval_batch_size: int = field(
+        default=64, metadata={"help": "Scorer batch size. Larger is faster until memory ends."}
+    )
+    bias_data_dir: str | None = field(
+        default=None, metadata={"help": "Benchmark data folder (like shared/data)."}
+    )
+    bias_language: str = field(default="en", metadata={"help": "Benchmark data language."})
+    bias_n_resamples: int = field(
+        default=2000,
+        metadata={"help": "Bootstrap resamples for CIs. Fewer is faster; 2000 is stable."},
+    )
+
+
+@dataclass
+class RunConfig:
+    """How this run treats its output folder and what publishing says."""
+
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Delete an output_dir that holds another run (never by default)."},
+    )
+    license: str = field(
+        default="apache-2.0", metadata={"help": "License written into the model card."}
+    )
+
+
+CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
+
+
+@dataclass
+class Recipe:
+    """All parsed configuration of one run."""
+
+    model: ModelConfig
+    data: DataConfig
+    cds: CDSConfig
+    bias: BiasEvalConfig
+    run: RunConfig
+    training: Any  # transformers.TrainingArguments
+    source: dict[str, Any]
+
+    def effective(self) -> dict[str, Any]:
+        """Every field of every section, as logged to trackers and written beside the run."""
+        merged: dict[str, Any] = {}
+        for section in (self.model, self.data, self.cds, self.bias, self.run):
+            merged.update(dataclasses.asdict(section))
+        training = self.training.to_dict()
+        merged.update({k: training[k] for k in sorted(training) if k in self.source})
+        for key in ("output_dir", "seed", "learning_rate", "num_train_epochs", "max_steps",
+                    "per_device_train_batch_size", "save_steps", "report_to"):  # fmt: skip
+            merged[key] = training.get(key)
+        return merged
+
+
+def _training_arguments_class() -> type:
+    from transformers import TrainingArguments
+
+    return TrainingArguments
+
+
+def valid_keys() -> dict[str, dataclasses.Field]:
+    """Every recipe key and the field that defines it."""
+    keys: dict[str, dataclasses.Field] = {}
+    for cls in (*CONFIG_CLASSES, _training_arguments_class()):
+        for f in dataclasses.fields(cls):
+            if f.init and not f.name.startswith("_"):
+                keys.setdefault(f.name, f)
+    return keys
+
+
+def _check_type(key: str, value: Any, annotation: Any) -> Any:
+    """Validates (and lightly coerces) a YAML value against a dataclass annotation."""
+    if isinstance(annotation, str):
+        annotation = {"str": str, "int": int, "float": float, "bool": bool}.get(annotation, Any)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if annotation is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in args:
+            if option is type(None):
+                continue
+            try:
+                return _check_type(key, value, option)
+            except CdsbiasError as exc:
+                errors.append(str(exc))
+        raise CdsbiasError(errors[0] if errors else f"recipe key '{key}' cannot be {value!r}.")
+    if origin in (list, tuple):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list | tuple):
+            raise CdsbiasError(f"recipe key '{key}' expects a list, got {value!r}.")
+        return list(value)
+    if origin is dict or annotation is dict:
+        if not isinstance(value, dict):
+            raise CdsbiasError(f"recipe key '{key}' expects a mapping, got {value!r}.")
+        return value
+    if annotation is bool:
+        if not isinstance(value, bool):
+            raise CdsbiasError(f"recipe key '{key}' expects true or false, got {value!r}.")
+        return value
+    if annotation is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CdsbiasError(f"recipe key '{key}' expects an integer, got {value!r}.")
+        return value
+    if annotation is float:
+        if isinstance(value, str):
+            # YAML 1.1 reads "2e-5" (no dot) as text; it is still a number to a user.
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise CdsbiasError(f"recipe key '{key}' expects a number, got {value!r}.")
+        return float(value)
+    if annotation is str:
+        if isinstance(value, dict | list):
+            raise CdsbiasError(f"recipe key '{key}' expects text, got {value!r}.")
+        return str(value)
+    if isinstance(annotation, type) and issubclass(annotation, __import__("enum").Enum):
+        allowed = [m.value for m in annotation]
+        if value not in allowed and value not in [m.name for m in annotation]:
+            raise CdsbiasError(
+                f"recipe key '{key}' must be one of {', '.join(map(str, allowed))}, got {value!r}."
+            )
+        return value
+    return value
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["lr=2e-5", "report_to=none"]`` -> ``{"lr": 2e-5, "report_to": "none"}``."""
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CdsbiasError(f"Override {item!r} is not key=value.")
+        overrides[key.strip()] = yaml.safe_load(value) if value.strip() else None
+    return overrides
+
+
+def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> Recipe:
+    """Reads a recipe YAML, applies ``key=value`` overrides and builds every config.
+
+    Raises:
+        CdsbiasError: Missing or unreadable file, unknown key (with the closest valid
+            one), or a value of the wrong type.
+    """
+    from transformers import HfArgumentParser
+
+    values: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise CdsbiasError(f"Recipe {path} does not exist.")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise CdsbiasError(f"Recipe {path} is not valid YAML: {exc}".splitlines()[0]) from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise CdsbiasError(f"Recipe {path} must be a mapping of key: value.")
+        values.update(loaded)
+    values.update(parse_overrides(overrides or []))
+
+    fields = valid_keys()
+    hints: dict[str, Any] = {}
+    for cls in (*CONFIG_CLASSES, _training_arguments_class()):
+        # Unresolvable hints (forward references) fall back to no type check.
+        with contextlib.suppress(Exception):
+            hints.update({k: v for k, v in typing.get_type_hints(cls).items() if k not in hints})
+    for key in list(values):
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+            hint = f"; did you mean '{close[0]}'?" if close else "."
+            raise CdsbiasError(f"Unknown recipe key '{key}'{hint}")
+        values[key] = _check_type(key, values[key], hints.get(key, Any))
+    if "output_dir" not in values:
+        raise CdsbiasError("The recipe needs an output_dir.")
+
+    parser = HfArgumentParser((*CONFIG_CLASSES, _training_arguments_class()))
+    try:
+        parsed = parser.parse_dict(values, allow_extra_keys=False)
+    except (ValueError, TypeError) as exc:
+        raise CdsbiasError(f"Recipe error: {str(exc).splitlines()[0]}") from None
+    model, data, cds, bias, run, training = parsed
+    recipe = Recipe(model, data, cds, bias, run, training, values)
+    _validate(recipe)
+    return recipe
+
+
+def _validate(recipe: Recipe) -> None:
+    data, cds = recipe.data, recipe.cds
+    if data.text_unit not in ("sentence", "chunk"):
+        raise CdsbiasError(f"text_unit must be 'sentence' or 'chunk', got '{data.text_unit}'.")
+    if not 0.0 <= data.heldout_fraction < 1.0:
+        raise CdsbiasError(f"heldout_fraction must be in [0, 1), got {data.heldout_fraction}.")
+    if not 0.0 < data.mlm_probability < 1.0:
+        raise CdsbiasError(f"mlm_probability must be in (0, 1), got {data.mlm_probability}.")
+    if cds.cds_mode not in ("cds", "cda", "none"):
+        raise CdsbiasError(f"cds_mode must be cds, cda or none, got '{cds.cds_mode}'.")
+    if not 0.0 <= cds.cds_probability <= 1.0:
+        raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
+    if not recipe.model.init_from_scratch and not recipe.model.model_name_or_path:
+        raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
+    from cdsbias.benchmarks import get_benchmark
+
+    for name in recipe.bias.bias_benchmarks:
+        get_benchmark(name)

@@ -1,0 +1,269 @@
+"""The training entry point: ``accelerate launch train.py RECIPE.yaml [key=value ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.train.config import Recipe, load_recipe
+
+RUN_MARKERS = ("bias_metrics.jsonl", "trainer_state.json", "config.json", "recipe.yaml")
+
+
+def _is_main() -> bool:
+    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+
+def main_print(*args: Any) -> None:
+    """Prints on the main process only (``accelerator.print`` without an Accelerator)."""
+    if _is_main():
+        print(*args, flush=True)
+
+
+def resolve_resume(recipe: Recipe) -> str | None:
+    """``resume_from_checkpoint``: a folder, or true/last for the latest checkpoint."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    value = recipe.training.resume_from_checkpoint
+    if value is None or str(value).lower() in ("false", "none", ""):
+        return None
+    output_dir = recipe.training.output_dir
+    if str(value).lower() in ("true", "last", "latest"):
+        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if last is None:
+            raise CdsbiasError(f"resume_from_checkpoint: no checkpoint-* folder in {output_dir}.")
+        return last
+    if not Path(value).is_dir():
+        raise CdsbiasError(f"resume_from_checkpoint: {value} is not a folder.")
+    return str(value)
+
+
+def prepare_output_dir(recipe: Recipe, resume: str | None) -> None:
+    """Refuses to write into a folder that holds another run, unless told to."""
+    output_dir = Path(recipe.training.output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise CdsbiasError(f"output_dir {output_dir} exists and is not a folder.")
+    holds_run = output_dir.is_dir() and (
+        any(output_dir.glob("checkpoint-*")) or any((output_dir / m).exists() for m in RUN_MARKERS)
+    )
+    if holds_run and resume is None:
+        if not recipe.run.overwrite_output_dir:
+            raise CdsbiasError(
+                f"output_dir {output_dir} holds another run; nothing was overwritten. Resume it "
+                "with resume_from_checkpoint=true, pick another output_dir, or pass "
+                "overwrite_output_dir=true to delete it."
+            )
+        if _is_main():
+            shutil.rmtree(output_dir)
+
+
+def configure_tracking(recipe: Recipe) -> str | None:
+    """W&B without an API key runs offline (no network call can block training)."""
+    report_to = recipe.training.report_to
+    targets = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    if "wandb" not in targets and "all" not in targets:
+        return None
+    os.environ.setdefault("WANDB_DIR", str(Path(recipe.training.output_dir).resolve()))
+    Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
+    has_key = bool(os.environ.get("WANDB_API_KEY")) or (Path.home() / ".netrc").exists()
+    if not has_key and os.environ.get("WANDB_MODE") not in ("offline", "disabled"):
+        os.environ["WANDB_MODE"] = "offline"
+    os.environ.setdefault("WANDB_PROJECT", "cdsbias")
+    return os.environ.get("WANDB_MODE")
+
+
+def train_wordpiece(texts: Any, vocab_size: int) -> Any:
+    """A lower-casing BERT WordPiece tokenizer whose vocabulary is learnt from ``texts``.
+
+    The vocabulary is the five BERT specials, every character seen (as a word start and
+    as a ``##`` continuation, so no word maps to ``[UNK]``), then the most frequent words,
+    ties broken alphabetically. ``tokenizers``' own WordPiece trainer breaks ties in hash
+    order, which differs between processes; a run (or its resume, or one of several
+    ranks) must get the same vocabulary every time.
+    """
+    from collections import Counter
+
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+    from transformers import BertTokenizerFast
+
+    normalizer = BertNormalizer(lowercase=True)
+    pre_tokenizer = BertPreTokenizer()
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    characters = sorted({c for word in counts for c in word})
+    vocab = specials + characters + [f"##{c}" for c in characters]
+    words = sorted((w for w in counts if len(w) > 1), key=lambda w: (-counts[w], w))
+    vocab += words[: max(0, vocab_size - len(vocab))]
+    return BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
+
+
+def build_model(recipe: Recipe, resume: str | None = None) -> tuple[Any, Any]:
+    """Loads the pretrained masked LM, or builds a random one with its own tokenizer.
+
+    A resumed run takes model and tokenizer from its checkpoint (the Trainer then restores
+    the optimizer state), so a from-scratch tokenizer is never rebuilt differently.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    from cdsbias.scoring import load_masked_lm
+
+    model_cfg = recipe.model
+    if resume is not None:
+        return load_masked_lm(resume)
+    if not model_cfg.init_from_scratch:
+        return load_masked_lm(model_cfg.model_name_or_path, revision=model_cfg.model_revision)
+    from cdsbias.train.data import load_documents
+
+    documents = load_documents(recipe.data)
+    tokenizer = train_wordpiece(documents["text"], model_cfg.tokenizer_vocab_size)
+    settings = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                "intermediate_size": 128, "max_position_embeddings": 512}  # fmt: skip
+    settings.update(model_cfg.model_config)
+    try:
+        config = BertConfig(vocab_size=len(tokenizer), **settings)
+    except TypeError as exc:
+        raise CdsbiasError(f"model_config: {exc}") from None
+    torch.manual_seed(recipe.training.seed)
+    return BertForMaskedLM(config), tokenizer
+
+
+def run(recipe: Recipe) -> Path:
+    """Trains with bias evaluation; returns the output folder."""
+    from transformers import Trainer, set_seed
+    from transformers.utils import logging as hf_logging
+
+    from cdsbias.benchmarks import get_benchmark
+    from cdsbias.train.callback import CURVE_FILE, METRICS_FILE, BiasEvalCallback, read_points
+    from cdsbias.train.data import EpochCallback, MLMCollator, build_training_data
+
+    training = recipe.training
+    # The collator needs example_id (deterministic masking); it drops what the model can't take.
+    training.remove_unused_columns = False
+    if "average_tokens_across_devices" not in recipe.source:
+        # With it on, transformers 5 multiplies the *evaluation* loss by the number of
+        # processes under DDP, which would corrupt the held-out MLM loss curve.
+        training.average_tokens_across_devices = False
+    resume = resolve_resume(recipe)
+    prepare_output_dir(recipe, resume)
+    wandb_mode = configure_tracking(recipe)
+    hf_logging.set_verbosity_warning()
+    set_seed(training.seed)
+
+    # Benchmarks first: bad data or names fail before any model is loaded.
+    bias = recipe.bias
+    benchmarks = [
+        get_benchmark(name)(
+            data_dir=bias.bias_data_dir, language=bias.bias_language,
+            **({"n_resamples": bias.bias_n_resamples} if name == "becpro" else {}),
+        )
+        for name in bias.bias_benchmarks
+    ]  # fmt: skip
+    for benchmark in benchmarks:
+        benchmark.load()
+    model, tokenizer = build_model(recipe, resume)
+    with training.main_process_first(desc="preparing the corpus"):
+        data = build_training_data(recipe.data, recipe.cds, tokenizer, seed=training.seed)
+
+    output_dir = Path(training.output_dir)
+    if _is_main():
+        output_dir.mkdir(parents=True, exist_ok=True)
+        effective = recipe.effective()
+        effective.update(n_documents=data.n_documents, n_counterfactual=data.n_counterfactual,
+                         n_train_examples=len(data.train))  # fmt: skip
+        (output_dir / "recipe.yaml").write_text(
+            yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True)
+        )
+        main_print("cdsbias effective recipe:")
+        main_print(yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True))
+
+    callback = BiasEvalCallback(
+        benchmarks, tokenizer=tokenizer, output_dir=output_dir,
+        batch_size=bias.bias_eval_batch_size, eval_at_start=bias.bias_eval_at_start,
+        heldout_dataset=data.heldout,
+    )  # fmt: skip
+    collator = MLMCollator(tokenizer, recipe.data.mlm_probability, seed=training.seed)
+    trainer = Trainer(
+        model=model,
+        args=training,
+        data_collator=collator,
+        train_dataset=data.train,
+        processing_class=tokenizer,
+        callbacks=[EpochCallback(collator)],
+    )
+    callback.attach(trainer)
+    _log_recipe_to_trackers(recipe)
+    trainer.train(resume_from_checkpoint=resume)
+    trainer.save_model(str(output_dir))
+    if _is_main():
+        points = read_points(output_dir)
+        main_print(_before_after(points))
+        main_print(f"bias curve:   {output_dir / CURVE_FILE}")
+        main_print(f"bias metrics: {output_dir / METRICS_FILE}")
+        if wandb_mode == "offline":
+            runs = sorted((output_dir / "wandb").glob("offline-run-*"))
+            where = runs[-1] if runs else output_dir / "wandb"
+            main_print(f"W&B ran offline: upload with `wandb sync {where}`")
+    return output_dir
+
+
+def _log_recipe_to_trackers(recipe: Recipe) -> None:
+    """Adds the cdsbias sections to the W&B config (TrainingArguments are logged by the
+    Trainer's own integration)."""
+    if not _is_main():
+        return
+    try:
+        import wandb
+    except ImportError:
+        return
+    if getattr(wandb, "run", None) is not None:
+        wandb.config.update({"cdsbias": recipe.effective()}, allow_val_change=True)
+
+
+def _before_after(points: list[dict[str, Any]]) -> str:
+    if len(points) < 1:
+        return "no bias evaluation was recorded"
+    first, last = points[0], points[-1]
+    lines = [f"bias before (step {first['step']}) and after (step {last['step']}):"]
+    for name, values in last.get("benchmarks", {}).items():
+        before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
+        for key, value in values["metrics"].items():
+            if key.startswith("gap_") or key == "mean_abs_gap":
+                start = before.get(key)
+                start_text = f"{start:+.4f}" if isinstance(start, float) else "n/a"
+                lines.append(f"  {name}/{key:<16} {start_text} -> {value:+.4f}")
+    if "heldout_loss" in first and "heldout_loss" in last:
+        lines.append(
+            f"  held-out MLM loss      {first['heldout_loss']:.4f} -> {last['heldout_loss']:.4f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``train.py RECIPE [key=value ...]``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="train.py",
+        description="Fine-tune a masked LM on a CDS corpus with bias evaluation at every "
+        "checkpoint. Launch with `accelerate launch train.py RECIPE.yaml [key=value ...]`.",
+    )
+    parser.add_argument("recipe", help="recipe YAML, e.g. recipes/gap_cds.yaml")
+    parser.add_argument("overrides", nargs="*", help="key=value overrides of recipe keys")
+    args = parser.parse_args(argv)
+    try:
+        run(load_recipe(args.recipe, args.overrides))
+    except CdsbiasError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
