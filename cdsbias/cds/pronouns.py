@@ -20,12 +20,13 @@ replacement, i.e. object or possessive):
    through lower-case modifiers, is a noun that is typically the thing given (advice,
    access, admission, respect, support, money, lessons, custody, ...: "gives her advice",
    "earned her much respect", "gave her great design responsibility"). Not when "she" is
-   the subject right before the verb ("She offered her advice": her own advice), when an
-   -ing form follows the noun ("sending her gifts flying"), nor after show/lend/secure
-   ("lend her support"). Also ``him`` for "made her breakfast" (meals only), "took her
-   five minutes" (take/cost + number + time unit), "appointed/made/named her governor"
-   (a title noun) or "making her one of", "ranked/left her first in" (an ordinal before a
-   preposition or punctuation), and "calls her one night" (but "spent her one night").
+   the subject right before the verb ("She offered her advice": her own advice), when the
+   noun starts a compound or an -ing form follows it ("taught her English class", "sending
+   her gifts flying"), nor after show/lend/secure/sell ("lend her support"). Also ``him``
+   for "made her breakfast" (meals only), "took her five minutes" (take/cost + number +
+   time unit), "appointed/made/named her governor" (a title noun) or "making her one of",
+   "ranked/left her first in" (an ordinal before a preposition or punctuation), and "calls
+   her one night" (but "spent her one night", "on her one day off").
 4. The next word starts a hyphenated compound ("her on-screen wife", "her then-husband"):
    ``his``.
 5. "let" precedes ("let her go", "let her return"): ``him``.
@@ -476,15 +477,17 @@ def _second_object_follows(rest: str) -> bool:
     for position, token in enumerate(tokens[:3]):
         word = token.rstrip(_TRAILING_PUNCTUATION).lower()
         if word.rsplit("-", 1)[-1] in SECOND_OBJECT_NOUNS:  # also "super-strength"
-            # "sending her gifts flying" is about her gifts.
             # Not the first part of a compound ("her English class", "her support staff"),
-            # nor the subject of an -ing form ("sending her gifts flying").
+            # nor the subject of an -ing form ("sending her gifts flying"); but "English
+            # lessons" is two listed nouns.
             following = tokens[position + 1] if position + 1 < len(tokens) else ""
+            following_lower = following.rstrip(_TRAILING_PUNCTUATION).lower()
             return (
                 word != token.lower()
                 or not following[:1].isalpha()
                 or following[:1].isupper()
-                or following.rstrip(_TRAILING_PUNCTUATION).lower() in OBJECT_FOLLOWERS
+                or following_lower in OBJECT_FOLLOWERS
+                or following_lower in SECOND_OBJECT_NOUNS
             )
         if (
             word != token.lower()
