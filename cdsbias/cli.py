@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "cdsbias.commands.cds",
     "cdsbias.commands.fill",
     "cdsbias.commands.publish",
+    "cdsbias.commands.bootstrap",
+    "cdsbias.commands.report",
 )
 
 

@@ -55,7 +55,19 @@ class ModelConfig:
 class DataConfig:
     """The training corpus: GAP documents, split, substituted, cut and tokenized."""
 
-    dataset: str = field(default="gap", metadata={"help": "Corpus name; 'gap' is supported."})
+    dataset: str = field(
+        default="gap",
+        metadata={
+            "help": "'gap' (Wikipedia snippets), 'occupations' (generated occupational "
+            "sentences, for the offline demo) or 'occupations+gap'."
+        },
+    )
+    occupation_sentences: int = field(
+        default=20_000, metadata={"help": "Sentences of the 'occupations' corpus."}
+    )
+    occupation_seed: int = field(
+        default=1, metadata={"help": "Seed of the 'occupations' corpus (bootstrap uses 0)."}
+    )
     data_dir: str | None = field(
         default=None,
         metadata={

@@ -111,28 +111,61 @@ def gap_paths(data: DataConfig) -> list[Path]:
     return paths
 
 
-def load_documents(data: DataConfig) -> Any:
-    """GAP documents as a ``datasets.Dataset`` with columns ``id`` and ``text``."""
+CORPORA = ("gap", "occupations", "occupations+gap")
+
+
+def _gap_documents(data: DataConfig) -> Any:
     import datasets
 
-    if data.dataset != "gap":
-        raise CdsbiasError(f"Unknown training corpus '{data.dataset}'; available: gap.")
+    from cdsbias.cds import read_gap
+
     paths = gap_paths(data)
     for path in paths:  # validates columns, encoding and offsets with a clear error
-        from cdsbias.cds import read_gap
-
         read_gap(path)
     # QUOTE_NONE: GAP texts contain quotation marks but never tabs.
     documents = datasets.load_dataset(
         "csv", data_files={"train": [str(p) for p in paths]}, delimiter="\t", quoting=3,
         split="train",
     )  # fmt: skip
-    documents = documents.select_columns(["ID", "Text"]).rename_columns(
-        {"ID": "id", "Text": "text"}
+    return documents.select_columns(["ID", "Text"]).rename_columns({"ID": "id", "Text": "text"})
+
+
+def _occupation_documents(data: DataConfig) -> Any:
+    import datasets
+
+    from cdsbias.bootstrap import occupational_sentences
+
+    # A different seed from the bootstrap pre-training corpus: same kind of text, new sentences.
+    texts = occupational_sentences(data.occupation_sentences, seed=data.occupation_seed)
+    return datasets.Dataset.from_dict(
+        {"id": [f"occupations-{i}" for i in range(len(texts))], "text": texts}
     )
-    if data.max_documents is not None:
-        documents = documents.select(range(min(data.max_documents, len(documents))))
-    return documents
+
+
+def load_documents(data: DataConfig) -> Any:
+    """Training documents as a ``datasets.Dataset`` with columns ``id`` and ``text``.
+
+    ``gap``: GAP's Wikipedia snippets; ``occupations``: generated sentences whose person
+    gender follows each profession's share of women (see :mod:`cdsbias.bootstrap`);
+    ``occupations+gap``: both. ``max_documents`` applies to GAP.
+    """
+    import datasets
+
+    if data.dataset not in CORPORA:
+        raise CdsbiasError(
+            f"Unknown training corpus '{data.dataset}'; available: {', '.join(CORPORA)}."
+        )
+    parts = []
+    if "occupations" in data.dataset:
+        parts.append(_occupation_documents(data))
+    if "gap" in data.dataset:
+        gap = _gap_documents(data)
+        if data.max_documents is not None:
+            gap = gap.select(range(min(data.max_documents, len(gap))))
+        parts.append(gap)
+    if len(parts) == 1:
+        return parts[0]
+    return datasets.concatenate_datasets([p.cast(parts[0].features) for p in parts])
 
 
 def _units(batch: dict[str, list[Any]], text_unit: str) -> dict[str, list[Any]]:
