@@ -239,6 +239,7 @@ class ABC(Benchmark):
     """
 
     name = "abc"
+    dataset = "genda_lens"
     description = (
         "ABC (Danish, GenDa Lens): anti-reflexive hans/hendes vs reflexive sin/sit, "
         "effect log2(median rel. female / median rel. male), split by occupation gender"
@@ -288,20 +289,9 @@ class ABC(Benchmark):
             group = "female" if "fem" in stem else "male" if "male" in stem else "all"
             return read_abc_file(self.data_file, group)
         return pd.concat(
-            [read_abc_file(self._default_file(f), group) for group, f in FILES.items()],
+            [read_abc_file(self.default_file(f), group) for group, f in FILES.items()],
             ignore_index=True,
         )
-
-    def _default_file(self, filename: str) -> Path:
-        try:
-            from cdsbias.fetch import resolve
-        except ImportError:  # pragma: no cover - fetch ships with the package
-            resolve = None
-        if resolve is not None:
-            return resolve("genda_lens", filename, self.data_dir)
-        if self.data_dir is None:
-            raise CdsbiasError(f"ABC '{filename}' needs --data FILE or --data-dir DIR.")
-        return self.data_dir / "genda-lens-danish" / filename
 
     # --------------------------------------------------------------- scoring
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:

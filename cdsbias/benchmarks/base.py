@@ -64,6 +64,8 @@ class Benchmark(ABC):
     #: Rows sharing this column's value go to the same process when scoring is sharded
     #: (rows that share sentences should be scored together). None: contiguous blocks.
     shard_column: ClassVar[str | None] = None
+    #: Name of the :mod:`cdsbias.fetch` dataset holding the default data files, if any.
+    dataset: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -81,6 +83,18 @@ class Benchmark(ABC):
         self.data_file = Path(data_file) if data_file else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.language = language
+
+    def default_file(self, filename: str) -> Path:
+        """Path of ``filename`` of :attr:`dataset`, in ``data_dir`` or the fetch cache.
+
+        Raises:
+            CdsbiasError: The file is not there yet (the message says how to fetch it).
+        """
+        from cdsbias.fetch import resolve
+
+        if self.dataset is None:
+            raise CdsbiasError(f"Benchmark '{self.name}' has no default data; pass --data FILE.")
+        return resolve(self.dataset, filename, self.data_dir)
 
     @abstractmethod
     def load(self) -> pd.DataFrame:

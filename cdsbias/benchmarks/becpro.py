@@ -216,6 +216,7 @@ class BecPro(Benchmark):
     """
 
     name = "becpro"
+    dataset = "becpro"
     description = (
         "BEC-Pro (Bartl et al. 2020): association ln(P(person|profession)/P(person|prior)) "
         "of 18 male/female person words with 60 professions; gaps per profession group"
@@ -253,18 +254,7 @@ class BecPro(Benchmark):
             return read_becpro_tsv(self.data_file)
         if self.language == "en":
             return generate_english()
-        return read_becpro_tsv(self._default_file("BEC-Pro_DE.tsv"))
-
-    def _default_file(self, filename: str) -> Path:
-        try:
-            from cdsbias.fetch import resolve
-        except ImportError:  # pragma: no cover - fetch ships with the package
-            resolve = None
-        if resolve is not None:
-            return resolve("becpro", filename, self.data_dir)
-        if self.data_dir is None:
-            raise CdsbiasError(f"BEC-Pro '{filename}' needs --data FILE or --data-dir DIR.")
-        return self.data_dir / "bec-pro" / filename
+        return read_becpro_tsv(self.default_file("BEC-Pro_DE.tsv"))
 
     # --------------------------------------------------------------- scoring
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:

@@ -223,6 +223,7 @@ class CrowsPairs(Benchmark):
     """
 
     name = "crows_pairs"
+    dataset = "crows_pairs"
     description = (
         "CrowS-Pairs (Nangia et al. 2020): % of 1,508 pairs where the model's pseudo-log-"
         "likelihood prefers the more stereotyping sentence, overall and per bias type"
@@ -249,7 +250,7 @@ class CrowsPairs(Benchmark):
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
         """The CSV (``data_file`` or the fetched copy), filtered to ``bias_type`` if set."""
-        path = self.data_file if self.data_file is not None else self._default_file()
+        path = self.data_file if self.data_file is not None else self.default_file(FILE)
         rows = read_crows_csv(path)
         if self.bias_type is not None:
             types = sorted(rows["bias_type"].unique())
@@ -259,17 +260,6 @@ class CrowsPairs(Benchmark):
                 )
             rows = rows[rows["bias_type"] == self.bias_type].reset_index(drop=True)
         return rows
-
-    def _default_file(self) -> Path:
-        try:
-            from cdsbias.fetch import resolve
-        except ImportError:  # pragma: no cover - fetch ships with the package
-            resolve = None
-        if resolve is not None:
-            return resolve("crows_pairs", FILE, self.data_dir)
-        if self.data_dir is None:
-            raise CdsbiasError("CrowS-Pairs needs --data FILE or --data-dir DIR.")
-        return self.data_dir / "crows-pairs" / FILE
 
     # --------------------------------------------------------------- scoring
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:

@@ -30,30 +30,25 @@ https://github.com/NLP-exam/DaWinoBias
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.base import register
 from cdsbias.benchmarks.winobias import (
     CONDITIONS,
     PREDICTIONS,
     TEXT_STYLES,
+    MaskedPronounBenchmark,
     PronounInventory,
     _choice,
-    check_vocabulary,
-    dataset_file,
     flat_metrics,
-    format_block,
     read_file,
-    score_rows,
     summarize_conditions,
     warn_quirks,
 )
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring import MaskedLMScorer
 
 DANISH = PronounInventory(
     language="da",
@@ -80,7 +75,7 @@ FILES = {
 
 
 @register
-class DaWinoBias(Benchmark):
+class DaWinoBias(MaskedPronounBenchmark):
     """DaWinoBias language-modelling task of GenDa Lens.
 
     Options (``--option key=value``):
@@ -93,6 +88,7 @@ class DaWinoBias(Benchmark):
     """
 
     name = "dawinobias"
+    dataset = "genda_lens"
     description = (
         "DaWinoBias (GenDa Lens), Danish: masked pronoun, top-1 prediction grouped "
         "hun/han vs gold; accuracy/F1 pro vs anti, log2 gender effect"
@@ -103,6 +99,7 @@ class DaWinoBias(Benchmark):
         "dawinobias is a Danish benchmark: evaluate a Danish or multilingual masked LM, or use "
         "--benchmark winobias for an English model."
     )
+    choice_title = "forced choice hun/han, hende/ham, hendes/hans"
 
     def __init__(
         self,
@@ -123,12 +120,6 @@ class DaWinoBias(Benchmark):
         self.prediction = _choice(prediction, PREDICTIONS, "prediction mode")
         self.text = _choice(text, TEXT_STYLES, "text style")
 
-    def _path(self, filename: str) -> Path:
-        if self.data_file is not None:
-            folder = self.data_file if self.data_file.is_dir() else self.data_file.parent
-            return folder / filename
-        return dataset_file("genda_lens", "genda-lens-danish", filename, self.data_dir)
-
     def load(self) -> pd.DataFrame:
         frames = []
         for condition in CONDITIONS:
@@ -141,10 +132,6 @@ class DaWinoBias(Benchmark):
         warn_quirks(rows, self.name)
         return rows
 
-    def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
-        check_vocabulary(scorer, rows, self.inventory, self.name, self.hint)
-        return score_rows(scorer, rows, self.inventory, case_sensitive=self.text == "genda")
-
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         summary: dict[str, Any] = {
             "prediction": self.prediction,
@@ -155,16 +142,6 @@ class DaWinoBias(Benchmark):
         return summary, flat_metrics(summary, self.prediction)
 
     def format_report(self, summary: dict[str, Any]) -> str:
-        lines = ["DaWinoBias (GenDa Lens language-modelling task)"]
-        order: Sequence[str] = (
-            self.prediction,
-            *[m for m in PREDICTIONS if m != self.prediction],
+        return "\n".join(
+            ["DaWinoBias (GenDa Lens language-modelling task)", *self._mode_lines(summary)]
         )
-        for mode in order:
-            title = (
-                "top-1 over the vocabulary (GenDa Lens)"
-                if mode == "top1"
-                else ("forced choice hun/han, hende/ham, hendes/hans")
-            )
-            lines.extend(format_block(f"{mode}: {title}", summary[mode]))
-        return "\n".join(lines)

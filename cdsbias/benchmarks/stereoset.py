@@ -263,6 +263,7 @@ class StereoSet(Benchmark):
     """
 
     name = "stereoset"
+    dataset = "stereoset"
     description = (
         "StereoSet intrasentence dev (Nadeem et al. 2021, bias-bench scoring): SS, LMS and "
         "ICAT per bias type (gender, profession, race, religion)"
@@ -286,19 +287,8 @@ class StereoSet(Benchmark):
     def load(self) -> pd.DataFrame:
         """The intrasentence clusters of ``data_file`` or of the fetched dev set."""
         return read_stereoset(
-            self.data_file if self.data_file is not None else self._default_file()
+            self.data_file if self.data_file is not None else self.default_file(FILE)
         )
-
-    def _default_file(self) -> Path:
-        try:
-            from cdsbias.fetch import resolve
-        except ImportError:  # pragma: no cover - fetch ships with the package
-            resolve = None
-        if resolve is not None:
-            return resolve("stereoset", FILE, self.data_dir)
-        if self.data_dir is None:
-            raise CdsbiasError("StereoSet needs --data FILE or --data-dir DIR.")
-        return self.data_dir / "stereoset" / FILE
 
     # --------------------------------------------------------------- scoring
     @staticmethod

@@ -51,7 +51,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -517,21 +517,44 @@ def _choice(value: str, allowed: Sequence[str], what: str) -> str:
     return value
 
 
-def dataset_file(name: str, folder: str, filename: str, data_dir: Path | None) -> Path:
-    """A data file via :func:`cdsbias.fetch.resolve` (or ``data_dir/folder/filename``)."""
-    try:
-        from cdsbias.fetch import resolve
-    except ImportError:  # pragma: no cover - fetch is part of the package
-        resolve = None
-    if resolve is not None:
-        return resolve(name, filename, data_dir)
-    if data_dir is None:
-        raise CdsbiasError(f"No data folder given for {filename}; pass --data-dir.")
-    return Path(data_dir) / folder / filename
+class MaskedPronounBenchmark(Benchmark):
+    """What WinoBias and DaWinoBias share: pronoun files, scoring and the report blocks.
+
+    Subclasses set :attr:`inventory` (the pronoun forms), :attr:`hint` (what to evaluate
+    instead when the pronouns are not in the model's vocabulary), :attr:`choice_title`
+    and :attr:`dataset`, and keep ``self.prediction`` and ``self.text``.
+    """
+
+    inventory: ClassVar[PronounInventory]
+    hint: ClassVar[str]
+    choice_title: ClassVar[str]
+    prediction: str
+    text: str
+
+    def _path(self, filename: str) -> Path:
+        # --data may name the folder or any one file in it: both conditions are read.
+        if self.data_file is not None:
+            folder = self.data_file if self.data_file.is_dir() else self.data_file.parent
+            return folder / filename
+        return self.default_file(filename)
+
+    def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
+        check_vocabulary(scorer, rows, self.inventory, self.name, self.hint)
+        return score_rows(scorer, rows, self.inventory, case_sensitive=self.text == "genda")
+
+    def _mode_lines(self, summary: dict[str, Any]) -> list[str]:
+        """One block per prediction mode, the headline mode first."""
+        lines: list[str] = []
+        for mode in (self.prediction, *[m for m in PREDICTIONS if m != self.prediction]):
+            title = (
+                "top-1 over the vocabulary (GenDa Lens)" if mode == "top1" else self.choice_title
+            )
+            lines.extend(format_block(f"{mode}: {title}", summary[mode]))
+        return lines
 
 
 @register
-class WinoBias(Benchmark):
+class WinoBias(MaskedPronounBenchmark):
     """English WinoBias, masked-pronoun procedure of GenDa Lens.
 
     Options (``--option key=value``):
@@ -548,6 +571,7 @@ class WinoBias(Benchmark):
     """
 
     name = "winobias"
+    dataset = "winobias"
     description = (
         "WinoBias (Zhao et al. 2018), English type 1+2: masked gold pronoun, model's "
         "he/she choice vs gold; accuracy/F1 pro vs anti, log2 gender effect (GenDa Lens style)"
@@ -558,6 +582,7 @@ class WinoBias(Benchmark):
         "winobias is English; for a Danish model use --benchmark dawinobias, otherwise "
         "evaluate an English (or multilingual) masked LM."
     )
+    choice_title = "forced choice female vs male pronoun forms"
 
     def __init__(
         self,
@@ -576,12 +601,6 @@ class WinoBias(Benchmark):
         self.prediction = _choice(prediction, PREDICTIONS, "prediction mode")
         self.text = _choice(text, TEXT_STYLES, "text style")
 
-    def _path(self, filename: str) -> Path:
-        if self.data_file is not None:
-            folder = self.data_file if self.data_file.is_dir() else self.data_file.parent
-            return folder / filename
-        return dataset_file("winobias", "winobias", filename, self.data_dir)
-
     def load(self) -> pd.DataFrame:
         frames = []
         for condition in CONDITIONS:
@@ -598,10 +617,6 @@ class WinoBias(Benchmark):
         rows = pd.concat(frames, ignore_index=True)
         warn_quirks(rows, self.name)
         return rows
-
-    def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
-        check_vocabulary(scorer, rows, self.inventory, self.name, self.hint)
-        return score_rows(scorer, rows, self.inventory, case_sensitive=self.text == "genda")
 
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         summary: dict[str, Any] = {
@@ -622,13 +637,7 @@ class WinoBias(Benchmark):
 
     def format_report(self, summary: dict[str, Any]) -> str:
         lines = [f"WinoBias (types {','.join(self.types)}; {','.join(self.splits)})"]
-        for mode in (self.prediction, *[m for m in PREDICTIONS if m != self.prediction]):
-            title = (
-                "top-1 over the vocabulary (GenDa Lens)"
-                if mode == "top1"
-                else ("forced choice female vs male pronoun forms")
-            )
-            lines.extend(format_block(f"{mode}: {title}", summary[mode]))
+        lines.extend(self._mode_lines(summary))
         for name, block in summary["by_type"].items():
             lines.extend(format_block(f"{name}, {self.prediction}", block[self.prediction]))
         return "\n".join(lines)

@@ -136,24 +136,39 @@ def sequence_log_probs(
     # batches are capped by read rows x vocabulary, in length order.
     vocab = int(scorer.model.get_output_embeddings().weight.shape[0])
     order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
-    start = 0
-    while start < len(order):
-        rows = 0
-        stop = start
-        while stop < len(order) and stop - start < scorer.batch_size:
-            rows += len(chosen[order[stop]])
-            if stop > start and rows * vocab > MAX_BATCH_ENTRIES:
-                break
-            stop += 1
-        group = order[start:stop]
-        flat_inputs = [tuple(inputs[i]) for i in group for _ in chosen[i]]
-        flat_positions = [p for i in group for p in chosen[i]]
-        flat_targets = [int(targets[i][p]) for i in group for p in chosen[i]]
-        scores = gathered_log_probs(scorer, flat_inputs, flat_positions, flat_targets)
-        sizes = [len(chosen[i]) for i in group]
-        for i, part in zip(group, np.split(scores, np.cumsum(sizes)[:-1]), strict=True):
-            results[i] = part
-        start = stop
+    # One bar over all inputs: the scorer's own bar would restart for every capped chunk.
+    show_progress = scorer.progress
+    bar = None
+    if show_progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(inputs), desc="scoring", unit="seq", leave=False)
+    scorer.progress = False
+    try:
+        start = 0
+        while start < len(order):
+            rows = 0
+            stop = start
+            while stop < len(order) and stop - start < scorer.batch_size:
+                rows += len(chosen[order[stop]])
+                if stop > start and rows * vocab > MAX_BATCH_ENTRIES:
+                    break
+                stop += 1
+            group = order[start:stop]
+            flat_inputs = [tuple(inputs[i]) for i in group for _ in chosen[i]]
+            flat_positions = [p for i in group for p in chosen[i]]
+            flat_targets = [int(targets[i][p]) for i in group for p in chosen[i]]
+            scores = gathered_log_probs(scorer, flat_inputs, flat_positions, flat_targets)
+            sizes = [len(chosen[i]) for i in group]
+            for i, part in zip(group, np.split(scores, np.cumsum(sizes)[:-1]), strict=True):
+                results[i] = part
+            if bar is not None:
+                bar.update(len(group))
+            start = stop
+    finally:
+        scorer.progress = show_progress
+        if bar is not None:
+            bar.close()
     return results
 
 
