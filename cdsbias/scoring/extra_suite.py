@@ -158,7 +158,7 @@ def sequence_log_probs(
             flat_inputs = [tuple(inputs[i]) for i in group for _ in chosen[i]]
             flat_positions = [p for i in group for p in chosen[i]]
             flat_targets = [int(targets[i][p]) for i in group for p in chosen[i]]
-            scores = gathered_log_probs(scorer, flat_inputs, flat_positions, flat_targets)
+            scores = scorer.token_log_probs(flat_inputs, flat_positions, flat_targets)
             sizes = [len(chosen[i]) for i in group]
             for i, part in zip(group, np.split(scores, np.cumsum(sizes)[:-1]), strict=True):
                 results[i] = part
@@ -170,27 +170,3 @@ def sequence_log_probs(
         if bar is not None:
             bar.close()
     return results
-
-
-def gathered_log_probs(
-    scorer: MaskedLMScorer,
-    inputs: Sequence[Sequence[int]],
-    positions: Sequence[int],
-    target_ids: Sequence[int],
-) -> np.ndarray:
-    """The same numbers as :meth:`MaskedLMScorer.token_log_probs`, gathered per batch.
-
-    ``token_log_probs`` indexes each (input, position) row separately, which is fine for
-    one or two rows per input; reading every position of every input (GenDa Lens' ABC
-    score) makes that a Python loop over ~200k rows. Here each batch is one tensor gather.
-    """
-    import torch
-
-    out = np.empty(len(inputs), dtype=np.float64)
-    targets = torch.as_tensor(list(target_ids), dtype=torch.long)
-    for request_rows, log_probs in scorer._log_softmax_at(inputs, positions):
-        rows = [row for row, requests in enumerate(request_rows) for _ in requests]
-        requests = torch.as_tensor([r for group in request_rows for r in group], dtype=torch.long)
-        values = log_probs[torch.as_tensor(rows, dtype=torch.long), targets[requests]]
-        out[requests.numpy()] = values.double().cpu().numpy()
-    return out
