@@ -249,6 +249,13 @@ def permutation_p_value(
     return count / permutations
 
 
+def _resource_table(filename: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """One of the packaged Kurita TSV files as a frame (header checked by ``_read_tsv``)."""
+    source = f"resources/kurita/{filename}"
+    rows = [fields for _, fields in _read_tsv(_resource(filename), source, columns)]
+    return pd.DataFrame(rows, columns=list(columns))
+
+
 def _resource(name: str) -> str:
     return resources.files("cdsbias").joinpath("resources", "kurita", name).read_text("utf-8")
 
@@ -290,28 +297,10 @@ def load_word_lists(
     sets: dict[str, list[str]] = {}
     for _, (name, word) in _read_tsv(attr_text, attr_source, ("set", "word")):
         sets.setdefault(name, []).append(word)
-    templates = pd.DataFrame(
-        [
-            fields
-            for _, fields in _read_tsv(
-                _resource("templates.tsv"),
-                "resources/kurita/templates.tsv",
-                ("targets", "template", "first_words", "second_words"),
-            )
-        ],
-        columns=["targets", "template", "first_words", "second_words"],
+    templates = _resource_table(
+        "templates.tsv", ("targets", "template", "first_words", "second_words")
     )
-    tests = pd.DataFrame(
-        [
-            fields
-            for _, fields in _read_tsv(
-                _resource("tests.tsv"),
-                "resources/kurita/tests.tsv",
-                ("test", "targets", "attribute_x", "attribute_y"),
-            )
-        ],
-        columns=["test", "targets", "attribute_x", "attribute_y"],
-    )
+    tests = _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
     return sets, templates, tests
 
 
