@@ -33,8 +33,6 @@ PROBE_WORDS: dict[str, tuple[str, ...]] = {
 LANGUAGE_NAMES = {"en": "English", "da": "Danish"}
 #: Below this share of single-piece probe words the model is taken not to know the language.
 MIN_COVERAGE = 0.5
-#: Cap on read rows x vocabulary entries per forward batch in :func:`sequence_log_probs`.
-MAX_BATCH_ENTRIES = 1 << 23
 
 
 def _article(word: str) -> str:
@@ -130,43 +128,15 @@ def sequence_log_probs(
         chosen.append(
             list(range(len(ids))) if positions is None else [int(p) for p in positions[index]]
         )
-    results: list[np.ndarray] = [np.empty(0)] * len(inputs)
-    # Reading every position makes each batch's log-softmax [rows, vocab] large (64 inputs
-    # x 17 positions x 250k entries of XLM-R would be 1.1 GB, copied several times), so
-    # batches are capped by read rows x vocabulary, in length order.
-    vocab = int(scorer.model.get_output_embeddings().weight.shape[0])
-    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
-    # One bar over all inputs: the scorer's own bar would restart for every capped chunk.
-    show_progress = scorer.progress
-    bar = None
-    if show_progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(inputs), desc="scoring", unit="seq", leave=False)
-    scorer.progress = False
-    try:
-        start = 0
-        while start < len(order):
-            rows = 0
-            stop = start
-            while stop < len(order) and stop - start < scorer.batch_size:
-                rows += len(chosen[order[stop]])
-                if stop > start and rows * vocab > MAX_BATCH_ENTRIES:
-                    break
-                stop += 1
-            group = order[start:stop]
-            flat_inputs = [tuple(inputs[i]) for i in group for _ in chosen[i]]
-            flat_positions = [p for i in group for p in chosen[i]]
-            flat_targets = [int(targets[i][p]) for i in group for p in chosen[i]]
-            scores = scorer.token_log_probs(flat_inputs, flat_positions, flat_targets)
-            sizes = [len(chosen[i]) for i in group]
-            for i, part in zip(group, np.split(scores, np.cumsum(sizes)[:-1]), strict=True):
-                results[i] = part
-            if bar is not None:
-                bar.update(len(group))
-            start = stop
-    finally:
-        scorer.progress = show_progress
-        if bar is not None:
-            bar.close()
-    return results
+    # Identical (input, position) pairs are run once, and batches are capped by read rows
+    # x vocabulary, inside the scorer.
+    flat_inputs: list[tuple[int, ...]] = []
+    for ids, read in zip(inputs, chosen, strict=True):
+        flat_inputs.extend([tuple(ids)] * len(read))
+    flat_positions = [p for read in chosen for p in read]
+    flat_targets = [
+        int(labels[p]) for labels, read in zip(targets, chosen, strict=True) for p in read
+    ]
+    scores = scorer.token_log_probs(flat_inputs, flat_positions, flat_targets)
+    sizes = [len(read) for read in chosen]
+    return list(np.split(scores, np.cumsum(sizes)[:-1])) if sizes else []

@@ -49,9 +49,27 @@ class EncodedTarget:
     target_ids: tuple[int, ...]
 
 
-def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+#: Cap on read rows x vocabulary entries per forward batch. A batch's log-softmax is
+#: ``[read rows, vocab]``: reading every position of 64 inputs (PLL, ABC) under XLM-R's
+#: 250k vocabulary would be ~1 GB, copied several times; 2^23 float32 entries are 32 MB.
+MAX_BATCH_ENTRIES = 1 << 23
+
+
+def _capped_batches(
+    order: Sequence[int], read_rows: Sequence[int], size: int, vocab: int
+) -> Iterator[list[int]]:
+    """Consecutive runs of ``order`` of at most ``size`` items and, unless a run is a single
+    item, at most ``MAX_BATCH_ENTRIES`` read rows x vocabulary entries."""
+    batch: list[int] = []
+    rows = 0
+    for index in order:
+        if batch and (len(batch) == size or (rows + read_rows[index]) * vocab > MAX_BATCH_ENTRIES):
+            yield batch
+            batch, rows = [], 0
+        batch.append(index)
+        rows += read_rows[index]
+    if batch:
+        yield batch
 
 
 class MaskedLMScorer:
@@ -64,7 +82,9 @@ class MaskedLMScorer:
     Args:
         model: A ``transformers`` masked-LM model (``AutoModelForMaskedLM``).
         tokenizer: Its *fast* tokenizer (offsets are needed to find a word's pieces).
-        batch_size: Sequences per forward pass. Larger is faster until memory runs out.
+        batch_size: Sequences per forward pass (fewer when a batch would read more than
+            ``MAX_BATCH_ENTRIES`` rows x vocabulary entries). Larger is faster until memory
+            runs out.
         device: Where to run; defaults to the model's current device.
         progress: Show a tqdm progress bar over batches.
 
@@ -367,7 +387,9 @@ class MaskedLMScorer:
             wanted[index].setdefault(position, []).append(request)
         sequences = list(distinct)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        batches = list(_chunks(order, self.batch_size))
+        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        read_rows = [len(positions_of) for positions_of in wanted]
+        batches = list(_capped_batches(order, read_rows, self.batch_size, vocab))
         iterator: Any = batches
         if self.progress:
             from tqdm.auto import tqdm
