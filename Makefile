@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-integration test-all lint format clean
+.PHONY: setup demo test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -33,8 +33,8 @@ demo: $(STAMP)
 	@echo "== 2/6 counterfactual GAP corpus (every document gender-swapped, offsets re-derived)"
 	$(CDSBIAS) cds $(DEMO_DIR)/data/gap-coreference/gap-development.tsv --probability 1.0 \
 		--out $(DEMO_DIR)/gap-development-cds.tsv
-	@echo "== 3/6 bootstrap base model (cached in $(DEMO_DIR)/base)"
-	$(CDSBIAS) bootstrap-model --out $(DEMO_DIR)/base
+	@echo "== 3/6 demo base model (cached in $(DEMO_DIR)/base)"
+	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base
 	@echo "== 4/6 CDS fine-tuning with bias evaluation at every checkpoint"
 	WANDB_MODE=$${WANDB_MODE:-offline} $(VENV)/bin/accelerate launch --cpu --num_processes 1 \
 		--num_machines 1 --mixed_precision no --dynamo_backend no train.py recipes/demo.yaml \
@@ -47,7 +47,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Multi-process (gloo) training and other end-to-end jobs; CI runs these too.
+# What the default run leaves out: slow tests (resume after SIGKILL, ...) and
+# integration jobs (make demo, multi-process gloo training). CI runs these too.
+test-slow: $(STAMP)
+	$(PY) -m pytest -m "slow or integration" $(PYTEST_ARGS)
+
 test-integration: $(STAMP)
 	$(PY) -m pytest -m integration $(PYTEST_ARGS)
 

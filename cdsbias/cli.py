@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from cdsbias import __version__
 from cdsbias.errors import CdsbiasError
@@ -17,9 +19,39 @@ COMMAND_MODULES = (
     "cdsbias.commands.cds",
     "cdsbias.commands.fill",
     "cdsbias.commands.publish",
-    "cdsbias.commands.bootstrap",
+    "cdsbias.commands.demo_model",
     "cdsbias.commands.report",
 )
+
+
+def _print_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """``warning: <message>`` on a line of its own, even while a progress bar is drawn."""
+    from tqdm import tqdm
+
+    # tqdm.write clears every active bar, prints on the freed line and redraws the bars,
+    # so a warning never lands after a bar (or a bar that was just cleared) on one line.
+    tqdm.write(f"warning: {message}", file=file if file is not None else sys.stderr)
+
+
+def install_warning_printer() -> Callable[..., Any]:
+    """Prints Python warnings as ``warning: <message>`` lines (no source line, no path).
+
+    Every command gets it through :func:`main`. Warnings are written through
+    ``tqdm.write``, so they start on a fresh line and never share one with a progress bar.
+
+    Returns:
+        The previous ``warnings.showwarning``, to restore it afterwards.
+    """
+    previous = warnings.showwarning
+    warnings.showwarning = _print_warning
+    return previous
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    previous = install_warning_printer()
     try:
         return int(args.func(args) or 0)
     except CdsbiasError as exc:
@@ -60,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    finally:
+        # Library use after main() (tests, notebooks) gets Python's own printer back.
+        warnings.showwarning = previous
 
 
 if __name__ == "__main__":

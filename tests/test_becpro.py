@@ -11,9 +11,9 @@ import pytest
 import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from cdsbias.benchmarks.becpro import (
+from cdsbias.benchmarks.becpro import BecPro
+from cdsbias.benchmarks.becpro_data import (
     COLUMNS,
-    BecPro,
     generate_english,
     mask_row,
     pair_keys,
@@ -258,7 +258,7 @@ def test_tsv_bad_label_reports_file_and_line(tmp_path):
 
 
 def test_unknown_compat_mode():
-    with pytest.raises(CdsbiasError, match="Unknown compat mode"):
+    with pytest.raises(CdsbiasError, match=r"'compat' must be one of bartl2020.*did you mean"):
         BecPro(compat="bartl2021")
 
 

@@ -15,10 +15,12 @@ import torch
 from conftest import ASSETS, build_bert
 
 from cdsbias.benchmarks import get_benchmark, list_benchmarks, write_result
-from cdsbias.benchmarks.abc import ABC, genda_rounded_log2_ratio, log2_ratio, read_abc_file
+from cdsbias.benchmarks.abc import ABC
+from cdsbias.benchmarks.abc_data import read_abc_file
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_suite import LanguageMismatchWarning
+from cdsbias.scoring.language import LanguageMismatchWarning
+from cdsbias.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 
 FIXTURES = ASSETS / "abc"
 DANISH = [
@@ -166,7 +168,7 @@ def test_effect_size_helpers():
 
 
 def test_run_writes_rows_and_summary(scorer, tmp_path):
-    result = ABC(data_file=FIXTURES).run(scorer)
+    result = ABC(data_file=FIXTURES).evaluate(scorer)
     folder = write_result(result, tmp_path)
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["n_triples"] == 4 and set(summary["by_occupation_group"]) == {"female", "male"}
@@ -204,11 +206,14 @@ def test_danish_model_gets_no_language_warning(scorer):
 
 
 def test_bad_options():
-    with pytest.raises(CdsbiasError, match="scoring must be one of genda, pll"):
+    with pytest.raises(CdsbiasError, match="'scoring' must be one of genda, pll"):
         ABC(scoring="ppl")
-    with pytest.raises(CdsbiasError, match="no 'de' data; it is Danish only"):
+    with pytest.raises(CdsbiasError, match="no 'de' data; it supports da"):
         ABC(language="de")
-    assert ABC(language="en").language == "da"  # the CLI's default means "not chosen"
+    # English is an error too (it used to be read as "no language chosen").
+    with pytest.raises(CdsbiasError, match="'abc' has no 'en' data; it supports da"):
+        ABC(language="en")
+    assert ABC().language == "da"
 
 
 def test_registry_lists_every_suite_benchmark_with_its_description():
@@ -283,8 +288,6 @@ def test_split_pronoun_is_swapped_like_genda_lens_with_a_warning(tmp_path):
 
 
 def test_effect_ci_is_a_percentile_bootstrap_over_triples():
-    from cdsbias.benchmarks.abc import bootstrap_log2_ratio_ci
-
     rng = np.random.default_rng(1)
     female, male = rng.normal(2.0, 1.0, 150), rng.normal(1.0, 0.5, 150)
     low, high = bootstrap_log2_ratio_ci(female, male, n_resamples=200, seed=9)
@@ -299,7 +302,7 @@ def test_effect_ci_is_a_percentile_bootstrap_over_triples():
 
 
 def test_curve_reports_the_effect_with_its_interval(scorer):
-    result = ABC(data_file=FIXTURES, n_resamples=50).run(scorer)
+    result = ABC(data_file=FIXTURES, n_resamples=50).evaluate(scorer)
     curve = ABC().curve(result.summary)
     assert list(curve) == ["ABC log2(female/male)"]
     # assert_equal treats NaN as equal to NaN (four random-model triples may give no ratio).

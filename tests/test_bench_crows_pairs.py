@@ -16,7 +16,7 @@ from cdsbias.benchmarks.crows_pairs import CrowsPairs, crows_metrics, read_crows
 from cdsbias.cli import main
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_suite import LanguageMismatchWarning
+from cdsbias.scoring.language import LanguageMismatchWarning
 
 FIXTURE = ASSETS / "crows_pairs" / "crows_pairs_mini.csv"
 
@@ -181,9 +181,9 @@ def test_english_benchmark_on_a_danish_model_warns_with_the_fix(tmp_path):
 def test_unknown_bias_type_and_scoring():
     with pytest.raises(CdsbiasError, match="no bias type 'colour'"):
         CrowsPairs(data_file=FIXTURE, bias_type="colour").load()
-    with pytest.raises(CdsbiasError, match="scoring must be one of nangia, bias_bench"):
+    with pytest.raises(CdsbiasError, match="'scoring' must be one of nangia, bias_bench"):
         CrowsPairs(scoring="pll")
-    assert CrowsPairs(data_file=FIXTURE, bias_type="race").bias_type == "race-color"
+    assert CrowsPairs(data_file=FIXTURE, bias_type="race").options.bias_type == "race-color"
 
 
 def test_cli_evaluate_writes_results(tiny_bert, tmp_path):

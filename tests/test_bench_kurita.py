@@ -11,15 +11,11 @@ import pytest
 import torch
 
 from cdsbias.benchmarks import list_benchmarks
-from cdsbias.benchmarks.kurita import (
-    Kurita,
-    bias_score,
-    effect_size,
-    load_word_lists,
-    permutation_p_value,
-)
+from cdsbias.benchmarks.kurita import Kurita, bias_score
+from cdsbias.benchmarks.kurita_data import load_word_lists
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
+from cdsbias.stats import effect_size, permutation_p_value
 
 ASSETS = Path(__file__).parent / "assets" / "kurita"
 
@@ -235,7 +231,7 @@ def test_registry_lists_every_benchmark_with_description():
         assert len(listed[name]) > 30
 
 
-def test_non_english_attribute_words_warn_with_the_fix(real_vocab_bert, tmp_path):
+def test_multi_piece_attribute_words_warn_with_what_was_measured(real_vocab_bert, tmp_path):
     danish = tmp_path / "attributes.tsv"
     danish.write_text(
         "set\tword\ncareer\tledelse\ncareer\tlønseddel\nfamily\tforældre\nfamily\tbryllup\n",
@@ -243,6 +239,13 @@ def test_non_english_attribute_words_warn_with_the_fix(real_vocab_bert, tmp_path
     )
     scorer = MaskedLMScorer.from_pretrained(str(real_vocab_bert))
     bench = Kurita(data_file=danish, tests="career_family", permutations=100)
-    with pytest.warns(UserWarning, match="not an English model") as record:
+    with pytest.warns(UserWarning, match="100% of the attribute words are several word pieces"):
+        scored = bench.score(scorer, bench.load())
+    assert (scored["attribute_pieces"] > 1).all()
+    # The warning says what the split means for the scores and what to do, not a guess
+    # about the model's language (small English vocabularies split words too).
+    with pytest.warns(UserWarning) as record:
         bench.score(scorer, bench.load())
-    assert "Evaluate an English" in str(record[0].message)
+    message = str(record[0].message)
+    assert "chain-rule products" in message and "vocab_filter=true" in message
+    assert "not an English model" not in message

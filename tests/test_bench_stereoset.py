@@ -22,7 +22,7 @@ from cdsbias.benchmarks.stereoset import (
 )
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_suite import LanguageMismatchWarning
+from cdsbias.scoring.language import LanguageMismatchWarning
 
 FIXTURES = ASSETS / "stereoset"
 FLAT = FIXTURES / "stereoset_mini.jsonl"
@@ -174,7 +174,7 @@ def test_scores_from_counts_and_ties():
 def test_run_writes_rows_and_summary(scorer, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LanguageMismatchWarning)
-        result = StereoSet(data_file=FLAT).run(scorer)
+        result = StereoSet(data_file=FLAT).evaluate(scorer)
     folder = write_result(result, tmp_path)
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["n_clusters"] == 3 and "overall" in summary

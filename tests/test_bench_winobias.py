@@ -7,16 +7,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from cdsbias.benchmarks.winobias import (
-    ENGLISH,
-    WinoBias,
-    classification_metrics,
-    parse_line,
-    read_file,
-)
+from cdsbias.benchmarks.masked_pronoun import classification_metrics, summarize_conditions
+from cdsbias.benchmarks.masked_pronoun_data import parse_line, read_file
+from cdsbias.benchmarks.winobias import ENGLISH, WinoBias
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 
@@ -196,6 +193,24 @@ def test_classification_metrics_zero_division_conventions():
     assert got["unk_predictions"] == 2
 
 
+def test_genda_rounded_effect_rounds_accuracies_like_numpy():
+    # 13 of 40 pro rows right (accuracy 0.325) and 20 of 40 anti rows (0.5).
+    gold = ["female"] * 40
+    scored = pd.DataFrame({
+        "condition": ["pro"] * 40 + ["anti"] * 40,
+        "gender": gold + gold,
+        "top1_gender": ["female"] * 13 + ["male"] * 27 + ["female"] * 20 + ["male"] * 20,
+    })  # fmt: skip
+    scored["choice_gender"] = scored["top1_gender"]
+    block = summarize_conditions(scored)["top1"]
+    assert (block["pro"]["accuracy"], block["anti"]["accuracy"]) == (13 / 40, 0.5)
+    # GenDa Lens: DataFrame.round(2) (numpy) gives 0.32, not Python's round(0.325, 2) = 0.33.
+    expected = round(math.log2(float(np.round(13 / 40, 2)) / float(np.round(0.5, 2))), 2)
+    assert expected == round(math.log2(0.32 / 0.5), 2) == -0.64
+    assert block["gender_effect_genda_rounded"] == expected
+    assert block["gender_effect"] == math.log2(0.325 / 0.5)
+
+
 def test_missing_pronoun_in_vocabulary_is_an_error_naming_it(tmp_path):
     from conftest import WORDS, build_bert
 
@@ -214,10 +229,13 @@ def test_missing_pronoun_in_vocabulary_is_an_error_naming_it(tmp_path):
 
 
 def test_options_are_validated():
-    with pytest.raises(CdsbiasError, match="WinoBias type"):
+    with pytest.raises(CdsbiasError, match="winobias option 'types' must be one of 1, 2"):
         WinoBias(types="3")
-    with pytest.raises(CdsbiasError, match="prediction mode"):
+    with pytest.raises(CdsbiasError, match="'prediction' must be one of choice, top1"):
         WinoBias(prediction="argmax")
+    with pytest.raises(CdsbiasError, match="'splits' needs at least one value"):
+        WinoBias(splits="")
+    assert WinoBias(types=2, splits="dev,test").option_values()["types"] == ["2"]
     with pytest.raises(CdsbiasError, match="no 'da' data"):
         WinoBias(language="da")
 

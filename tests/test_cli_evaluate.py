@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from cdsbias.benchmarks.becpro import COLUMNS, generate_english
+from cdsbias.benchmarks.becpro_data import COLUMNS, generate_english
 from cdsbias.cli import main
 
 
@@ -118,7 +118,58 @@ def test_option_a_benchmark_does_not_take(tiny_bert, tmp_path, capsys):
     err = run_error(
         ["evaluate", str(tiny_bert), "--out", str(tmp_path), "--option", "colour=blue"], capsys
     )
-    assert "has no option --colour" in err
+    assert "Unknown option of becpro 'colour'; valid: compat, mask_per, n_resamples, seed" in err
+
+
+def test_option_typo_and_bad_value(tiny_bert, tmp_path, capsys):
+    out = str(tmp_path)
+    err = run_error(["evaluate", str(tiny_bert), "--out", out, "--option", "n_resample=9"], capsys)
+    assert "did you mean 'n_resamples'" in err
+    err = run_error(
+        ["evaluate", str(tiny_bert), "--out", out, "--option", "mask_per=pieces"], capsys
+    )
+    assert "becpro option 'mask_per' must be one of word, piece, got 'pieces'" in err
+    err = run_error(
+        ["evaluate", str(tiny_bert), "--out", out, "--option", "kurita.permutations=5"], capsys
+    )
+    assert "'kurita' is not among the benchmarks evaluated (becpro)" in err
+
+
+def test_benchmark_options_listing(capsys):
+    assert main(["benchmarks", "becpro"]) == 0
+    out = capsys.readouterr().out
+    assert "mask_per (word | piece, default 'word')" in out
+    assert "mean_abs_gap: mean |gap| (male + female professions) [nats], lower is better" in out
+    assert main(["benchmarks", "winobias"]) == 0
+    assert "types (list of 1 | 2, default ['1', '2'])" in capsys.readouterr().out
+
+
+def test_options_go_to_the_benchmarks_that_have_them(real_vocab_bert, tmp_path):
+    import argparse
+
+    from cdsbias.commands.evaluate import build_benchmarks
+
+    args = argparse.Namespace(
+        data=None, data_dir=None, language=None,
+        option=["n_resamples=300", "becpro.mask_per=piece", "winobias.types=2"],
+    )  # fmt: skip
+    becpro, winobias, stereoset = build_benchmarks(["becpro", "winobias", "stereoset"], args)
+    assert becpro.options.n_resamples == 300 and becpro.options.mask_per == "piece"
+    assert stereoset.options.n_resamples == 300 and winobias.options.types == ["2"]
+    assert (becpro.language, winobias.language) == ("en", "en")
+
+
+def test_deprecated_becpro_flags_still_work_with_a_warning(real_vocab_bert, tmp_path, capsys):
+    data = small_becpro(tmp_path / "small.tsv", n_per_group=1)
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", str(real_vocab_bert), "--data", str(data), "--out", str(out), "--quiet",
+        "--compat", "bartl2020", "--option", "n_resamples=50",
+    ])  # fmt: skip
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "--compat is deprecated" in err and "--option becpro.compat=bartl2020" in err
+    assert json.loads((out / "becpro" / "summary.json").read_text())["mode"] == "bartl2020"
 
 
 def test_target_outside_vocabulary(tiny_bert, tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""The offline demo: a bootstrap model that really is biased, and every stage of `make demo`."""
+"""The offline demo: a demo model that really is biased, and every stage of `make demo`."""
 
 from __future__ import annotations
 
@@ -7,29 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from cdsbias.bootstrap import BootstrapSettings, bootstrap_model
 from cdsbias.cli import main as cli
 from cdsbias.commands.report import run_summary
+from cdsbias.demo_model import REPORT_FILE, DemoModelSettings, build_demo_model
+from cdsbias.resources import load_professions
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]
 # Smaller than the demo's default (3,000 steps) but past the point where the model stops
 # predicting person words from the frame alone and starts using the profession.
-SMALL = BootstrapSettings(steps=2000, sentences=40_000, learning_rate=1.5e-3)
+SMALL = DemoModelSettings(steps=2000, sentences=40_000, learning_rate=1.5e-3)
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="session")
-def small_bootstrap() -> Path:
+def small_demo_model() -> Path:
     """Built once, then reused from the git-ignored cache (same settings, same model)."""
-    return bootstrap_model(REPO / ".cdsbias-cache" / "bootstrap-test", SMALL, progress=False)
+    return build_demo_model(REPO / ".cdsbias-cache" / "demo-model-test", SMALL, progress=False)
 
 
-def test_bootstrap_model_has_a_clear_becpro_bias(small_bootstrap):
-    from cdsbias.benchmarks.becpro import load_professions
-
-    report = json.loads((small_bootstrap / "bootstrap_report.json").read_text())["becpro"]
+def test_demo_model_has_a_clear_becpro_bias(small_demo_model):
+    report = json.loads((small_demo_model / REPORT_FILE).read_text())["becpro"]
     group = load_professions().set_index("profession")["prof_gender"]
     gaps = report["per_profession_gap"]
     right_sign = [
@@ -44,13 +43,13 @@ def test_bootstrap_model_has_a_clear_becpro_bias(small_bootstrap):
     assert report["profession_test_p"] < 0.01
 
 
-def test_bootstrap_model_is_cached(small_bootstrap):
-    stamp = (small_bootstrap / "model.safetensors").stat().st_mtime_ns
-    assert bootstrap_model(small_bootstrap, SMALL) == small_bootstrap
-    assert (small_bootstrap / "model.safetensors").stat().st_mtime_ns == stamp
+def test_demo_model_is_cached(small_demo_model):
+    stamp = (small_demo_model / "model.safetensors").stat().st_mtime_ns
+    assert build_demo_model(small_demo_model, SMALL) == small_demo_model
+    assert (small_demo_model / "model.safetensors").stat().st_mtime_ns == stamp
 
 
-def test_short_demo_runs_every_stage(small_bootstrap, shared_data, tmp_path, capsys):
+def test_short_demo_runs_every_stage(small_demo_model, shared_data, tmp_path, capsys):
     data = tmp_path / "data"
     assert (
         cli(["data", "fetch", "gap", "becpro", "--from", str(shared_data), "--to", str(data)]) == 0
@@ -62,7 +61,7 @@ def test_short_demo_runs_every_stage(small_bootstrap, shared_data, tmp_path, cap
     run = tmp_path / "run"
     code = train_main([
         str(REPO / "recipes" / "demo.yaml"), f"output_dir={run}",
-        f"model_name_or_path={small_bootstrap}", "max_steps=120", "save_steps=60",
+        f"model_name_or_path={small_demo_model}", "max_steps=120", "save_steps=60",
         "occupation_sentences=4000", "report_to=wandb",
     ])  # fmt: skip
     assert code == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 
 import pytest
 import torch
@@ -13,7 +14,7 @@ from cdsbias.commands import fill as fill_command
 from cdsbias.errors import CdsbiasError
 from cdsbias.probes import fill, log_probability_bias
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_topk import decode_token
+from cdsbias.scoring.readouts import decode_token
 
 
 def _load(folder):
@@ -106,8 +107,12 @@ def test_top_k_decodes_whole_tokens(model_zoo, real_vocab_bert):
     result = fill(roberta, "My brother works as a <mask>.", top_k=10)
     assert len(result.top_k) == 10
     for prediction in result.top_k:
-        assert prediction.token == roberta.tokenizer.decode([prediction.token_id]).strip()
-        assert "Ġ" not in prediction.token
+        decoded = roberta.tokenizer.decode([prediction.token_id]).strip()
+        if decoded and decoded.isprintable() and "\ufffd" not in decoded:
+            assert prediction.token == decoded
+            assert "Ġ" not in prediction.token
+        else:  # part of a UTF-8 character, a control byte: its bytes, never U+FFFD
+            assert re.fullmatch(r"(<0x[0-9A-F]{2}>)+", prediction.token), prediction.token
     # Byte-level pieces of whole words decode to the word, not to spaced-out characters.
     words = [t for t in roberta.tokenizer.get_vocab() if t.startswith("Ġ") and len(t) > 4]
     assert words
@@ -158,3 +163,58 @@ def test_fill_runs_the_model_once_for_single_piece_targets(tiny):
     before = scorer.sequences_run
     fill(scorer, "[MASK] is a good nurse.", ["he", "she", "him"], top_k=3)
     assert scorer.sequences_run - before == 1
+
+
+def test_mask_errors_name_the_models_own_mask_only_when_it_differs(tiny, model_zoo):
+    with pytest.raises(CdsbiasError, match=r"needs exactly one \[MASK\]; found 0") as error:
+        fill(tiny[0], "he is a nurse.", ["he"])
+    assert "(or" not in str(error.value)
+    roberta = MaskedLMScorer.from_pretrained(str(model_zoo["roberta"]))
+    with pytest.raises(CdsbiasError, match=r"one \[MASK\] \(or this model's own <mask>\); found 2"):
+        fill(roberta, "[MASK] is a <mask>.", ["he"])
+
+
+def test_target_pieces_are_decoded_like_the_top_k(model_zoo):
+    roberta = MaskedLMScorer.from_pretrained(str(model_zoo["roberta"]))
+    result = fill(roberta, "This [MASK] is a nurse.", ["man"], top_k=0)
+    (target,) = result.targets
+    assert roberta.tokenizer.convert_ids_to_tokens(list(target.piece_ids)) == ["Ġman"]
+    assert target.pieces == ("man",)
+    assert result.as_dict()["targets"][0]["piece_ids"] == list(target.piece_ids)
+
+
+def test_fill_warns_once_for_lowercase_targets_at_a_sentence_start(tmp_path):
+    from cdsbias.scoring import LowercaseSentenceStartWarning
+    from cdsbias.testing import tiny_masked_lm
+
+    folder = tiny_masked_lm("bert-cased", tmp_path / "cased", layers=1)
+    scorer = MaskedLMScorer.from_pretrained(str(folder))
+    with pytest.warns(LowercaseSentenceStartWarning, match=r"'he', 'she' fill slot 0") as caught:
+        fill(scorer, "[MASK] is a nurse.", ["he", "she"], top_k=0)
+    assert len(caught) == 1
+
+
+def test_cli_warnings_start_on_a_fresh_line_while_a_bar_is_drawn(capsys):
+    import sys
+    import warnings
+
+    from tqdm import tqdm
+
+    from cdsbias.cli import install_warning_printer
+
+    previous = install_warning_printer()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            bar = tqdm(total=4, desc="scoring", file=sys.stderr, leave=False)
+            bar.update(2)
+            warnings.warn("the model is cased", UserWarning, stacklevel=1)
+            bar.close()
+    finally:
+        warnings.showwarning = previous
+    err = capsys.readouterr().err
+    before, found, _ = err.partition("warning: the model is cased\n")
+    assert found
+    # Nothing of the bar is left on the warning's line.
+    assert re.split(r"[\r\n]", before)[-1].strip() == ""
+    assert "scoring" in before  # the bar was drawn (and cleared) before the warning

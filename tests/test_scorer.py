@@ -31,6 +31,11 @@ def direct_log_prob(model, tokenizer, sentence: str, target: str) -> float:
     positions = [
         i for i, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < end and e > start
     ]
+    # A word-boundary marker the tokenizer split off the word (a lone Ġ or ▁) is part of it.
+    pieces = tokenizer.convert_ids_to_tokens(ids)
+    before = positions[0] - 1
+    if pieces[before] in ("Ġ", "▁") and not pieces[positions[0]].startswith(("Ġ", "▁")):
+        positions.insert(0, before)
     truth = [ids[p] for p in positions]
     for p in positions:
         ids[p] = tokenizer.mask_token_id
@@ -187,3 +192,102 @@ def test_too_long_input_is_refused(tiny_bert):
     scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
     with pytest.raises(CdsbiasError, match="the model accepts 128"):
         scorer.encode_target("[MASK] " + "nurse " * 200, "he")
+
+
+# ---------------------------------------------------------------- loading without bars
+def test_quiet_loading_prints_no_progress_bar(tiny_bert, capfd):
+    from transformers.utils import logging as hf_logging
+
+    from cdsbias.scoring import load_masked_lm
+
+    load_masked_lm(tiny_bert, progress=False)
+    MaskedLMScorer.from_pretrained(str(tiny_bert), progress=False)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()  # restored for everyone else
+    load_masked_lm(tiny_bert)
+    assert "Loading weights" in capfd.readouterr().err
+
+
+def test_long_input_error_is_one_short_line(tiny_bert):
+    scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
+    with pytest.raises(CdsbiasError) as error:
+        scorer.encode_target("[MASK] " + "nurse " * 200, "he")
+    message = str(error.value)
+    assert "\n" not in message and len(message) < 200
+    assert "203 tokens long" in message
+
+
+# ------------------------------------------------------------ compat on other vocabularies
+BECPRO_ROWS = (
+    ["He is a nurse.", "She is a nurse."],
+    ["[MASK] is a nurse.", "[MASK] is a nurse."],
+    ["[MASK] is a [MASK].", "[MASK] is a [MASK]."],
+)
+
+
+def test_compat_warns_once_when_id_zero_is_not_padding(model_zoo):
+    from cdsbias.scoring.compat import bartl2020_associations
+
+    roberta = MaskedLMScorer.from_pretrained(str(model_zoo["roberta"]))
+    with pytest.warns(UserWarning, match=r"BERT vocabularies.*'<s>'.*Drop --compat") as caught:
+        bartl2020_associations(roberta, *BECPRO_ROWS)
+    assert len([w for w in caught if "bartl2020" in str(w.message)]) == 1
+
+
+def test_compat_is_silent_on_bert_vocabularies(tiny_bert):
+    import warnings
+
+    from cdsbias.scoring.compat import bartl2020_associations
+
+    scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, _, association = bartl2020_associations(scorer, *BECPRO_ROWS)
+    assert np.all(np.isfinite(association))
+
+
+# ------------------------------------------------- lower-case targets in cased models
+@pytest.fixture(scope="module")
+def cased(tmp_path_factory) -> MaskedLMScorer:
+    from cdsbias.testing import tiny_masked_lm
+
+    folder = tiny_masked_lm("bert-cased", tmp_path_factory.mktemp("cased") / "bert", layers=1)
+    return MaskedLMScorer.from_pretrained(str(folder))
+
+
+def test_lowercase_sentence_start_warns_once_per_call(cased):
+    from cdsbias.scoring import LowercaseSentenceStartWarning
+
+    sentences = ["[MASK] is a nurse.", "[MASK] is a judge.", "Yes. [MASK] is here."] * 20
+    with pytest.warns(LowercaseSentenceStartWarning) as caught:
+        cased.target_log_probs(sentences, ["he", "she", "he"] * 20)
+    assert len(caught) == 1
+    assert "3 lower-case targets" in str(caught[0].message)
+    assert "capitalise them (e.g. 'He')" in str(caught[0].message)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "target", "slot", "warns"),
+    [
+        ("[MASK] is a nurse.", "he", 0, True),
+        ('"[MASK] is a nurse," she said.', "he", 0, True),
+        ("Who is it? [MASK] is a nurse.", "he", 0, True),
+        ('It ended. "[MASK] left."', "she", 0, True),
+        ("[MASK] is a nurse.", "He", 0, False),
+        ("Yes, [MASK] is a nurse.", "he", 0, False),
+        ("[MASK] works as a [MASK].", "nurse", 1, False),
+        ("[MASK]. [MASK] is a nurse.", "he", 1, True),
+    ],
+)
+def test_sentence_initial_slots(cased, sentence, target, slot, warns):
+    assert bool(cased.lowercase_sentence_starts([(sentence, target, slot)])) is warns
+
+
+def test_uncased_models_never_warn_about_case(tiny_bert):
+    import warnings
+
+    scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
+    assert not scorer.cased
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scorer.target_log_probs(["[MASK] is a nurse."], ["he"])

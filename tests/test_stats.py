@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cdsbias.stats import bootstrap_mean_ci, holm, paired_wilcoxon, permutation_gap_test
+from cdsbias.stats import (
+    bootstrap_mean_ci,
+    genda_rounded_log2_ratio,
+    holm,
+    log2_ratio,
+    paired_wilcoxon,
+    permutation_gap_test,
+)
 
 
 def test_bootstrap_mean_ci_matches_scipy():
@@ -83,3 +90,29 @@ def test_permutation_gap_test_matches_scipy():
     )  # fmt: skip
     assert ours.p_value == pytest.approx(theirs.pvalue)
     assert ours.statistic == pytest.approx(a.mean() - b.mean())
+
+
+def test_log2_ratio_nan_policy():
+    assert log2_ratio(2.0, 0.5) == 2.0
+    assert log2_ratio(0.3, 0.6) == math.log2(0.3 / 0.6)
+    # Same sign, both negative: a number, as GenDa Lens' math.log2(x / y) gives.
+    assert log2_ratio(-2.0, -1.0) == 1.0
+    # No finite positive ratio: NaN (GenDa Lens would raise or return inf/NaN).
+    for first, second in [
+        (0.0, 0.5), (0.5, 0.0), (0.0, 0.0), (-1.0, 2.0), (1.0, -2.0),
+        (math.nan, 1.0), (1.0, math.nan), (math.inf, 1.0), (1.0, math.inf),
+        (1e300, 1e-300), (1e-300, 1e300),
+    ]:  # fmt: skip
+        assert math.isnan(log2_ratio(first, second)), (first, second)
+
+
+def test_genda_rounding_is_numpy_rounding():
+    # GenDa Lens rounds the accuracies with DataFrame.round(2), i.e. numpy: 13/40 = 0.325
+    # scales to exactly 32.5 and rounds half to even, to 0.32 (Python's round gives 0.33).
+    pro, anti = 13 / 40, 0.5
+    assert float(np.round(pro, 2)) == 0.32 and round(pro, 2) == 0.33
+    expected = round(math.log2(0.32 / 0.5), 2)
+    assert expected == -0.64
+    assert genda_rounded_log2_ratio(pro, anti) == expected
+    assert genda_rounded_log2_ratio(0.504, 0.251) == round(math.log2(0.5 / 0.25), 2)
+    assert math.isnan(genda_rounded_log2_ratio(0.004, 0.5))  # rounds to 0: no ratio

@@ -70,9 +70,67 @@ def test_missing_recipe_file(tmp_path):
 def test_overrides_are_applied_and_typed():
     recipe = load_recipe(SMOKE, ["learning_rate=3e-4", "bias_benchmarks=becpro", "max_steps=2"])
     assert recipe.training.learning_rate == pytest.approx(3e-4)
-    assert recipe.bias.bias_benchmarks == ["becpro"]
+    assert recipe.bias.bias_benchmarks == {"becpro": {}}
     assert recipe.training.max_steps == 2
     assert recipe.model.init_from_scratch is True
+
+
+def test_bias_benchmarks_as_a_mapping_of_options(tmp_path):
+    recipe_file = tmp_path / "r.yaml"
+    recipe_file.write_text(
+        "output_dir: x\ninit_from_scratch: true\nbias_n_resamples: 300\n"
+        "bias_benchmarks:\n  becpro: {n_resamples: 2000, mask_per: piece}\n"
+        "  dawinobias: {}\n  abc: {scoring: pll}\n  kurita:\n"
+    )
+    recipe = load_recipe(recipe_file)
+    becpro, dawinobias, abc, kurita = recipe.bias.build_benchmarks()
+    assert becpro.options.n_resamples == 2000 and becpro.options.mask_per == "piece"
+    assert abc.options.scoring == "pll" and abc.options.n_resamples == 300
+    # Each benchmark takes its own language: Danish for the Danish ones, English otherwise.
+    assert (becpro.language, dawinobias.language, abc.language, kurita.language) == (
+        "en",
+        "da",
+        "da",
+        "en",
+    )
+    # The list form and a comma-separated override mean the same.
+    listed = load_recipe(recipe_file, ["bias_benchmarks=[becpro, kurita]"])
+    assert listed.bias.bias_benchmarks == {"becpro": {}, "kurita": {}}
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        ("{becpro: {n_resample: 5}}", "Unknown becpro option 'n_resample'; did you mean"),
+        ("{becpro: {mask_per: pieces}}", "'mask_per' must be one of word, piece"),
+        ("{becpro: 3}", "the options of 'becpro' must be a mapping"),
+        ("{dawinobias: {language: en}}", "'dawinobias' has no 'en' data; it supports da"),
+    ],
+)
+def test_bias_benchmark_options_are_checked_at_load_time(mapping, message):
+    with pytest.raises(CdsbiasError, match=message):
+        load_recipe(SMOKE, [f"bias_benchmarks={mapping}"])
+
+
+def test_a_language_no_benchmark_supports_is_an_error():
+    with pytest.raises(CdsbiasError, match="'becpro' has no 'da' data; it supports en, de"):
+        load_recipe(SMOKE, ["bias_language=da"])
+
+
+def test_named_model_with_init_from_scratch_is_an_error(tmp_path):
+    with pytest.raises(
+        CdsbiasError,
+        match=r"model_name_or_path=roberta-dir \(on the command line\)"
+        r" conflicts with init_from_scratch: true.*init_from_scratch=false",
+    ):
+        load_recipe(SMOKE, ["model_name_or_path=roberta-dir"])
+    fine_tune = load_recipe(SMOKE, ["model_name_or_path=roberta-dir", "init_from_scratch=false"])
+    assert fine_tune.model.init_from_scratch is False
+
+
+def test_from_scratch_keys_when_fine_tuning_warn_with_the_fix():
+    with pytest.warns(UserWarning, match="model_config, tokenizer_vocab_size only shape"):
+        load_recipe(SMOKE, ["init_from_scratch=false", "model_name_or_path=some/model"])
 
 
 def test_gap_cds_recipe_reproduces_the_published_setup():
@@ -189,6 +247,18 @@ def test_publish_dry_run_builds_the_exact_folder(smoke_run, capsys):
     assert (target / "bias_curve.png").exists()
     assert not (target / "optimizer.pt").exists()
     AutoModelForMaskedLM.from_pretrained(target)
+    # The hub's structured results round-trip: every headline metric, before and after.
+    from huggingface_hub import ModelCard
+
+    loaded = ModelCard.load(target / "README.md")
+    results = loaded.data.eval_results
+    steps = {(r.dataset_type, r.metric_type, r.metric_args["step"]) for r in results}
+    assert ("bec-pro", "mean_abs_gap", 0) in steps and ("bec-pro", "mean_abs_gap", 4) in steps
+    assert loaded.data.datasets == ["google-research-datasets/gap"]
+    assert loaded.data.base_model is None  # a from-scratch model has no base
+    # The recipe block shows what shaped the model, not this machine's paths.
+    assert "data_dir" not in card and "output_dir" not in card and str(out) not in card
+    assert "model_config" in card  # from scratch: the architecture did shape it
 
 
 def test_publish_upload_failure_keeps_the_folder(smoke_run, capsys, monkeypatch):
@@ -212,6 +282,7 @@ def test_publish_bad_repo_id(smoke_run, capsys):
 
 
 # ------------------------------------------------------------------ resume
+@pytest.mark.slow
 def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, shared_data):
     """SIGKILL right after checkpoint-2 is written, resume: same curve, same final metrics."""
     common = ["max_steps=6", "save_steps=2", "report_to=none"]

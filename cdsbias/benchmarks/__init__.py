@@ -1,42 +1,123 @@
 """Bias benchmarks, one module each, registered by name.
 
-Every module in this package (except ``base``) is imported by :func:`load_all`, so a
-new benchmark only needs a file with a ``@register``-ed :class:`Benchmark` subclass.
+Every module in this package is imported by :func:`load_all` except the shared ones
+(``base``, ``results``, ``masked_pronoun``) and the ``*_data`` modules that read a
+benchmark's files, so a new benchmark only needs a file with a ``@register``-ed
+:class:`Benchmark` subclass (see docs/adding_a_benchmark.md).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
+from collections.abc import Mapping
+from typing import Any
 
 from cdsbias.benchmarks.base import (
+    COMMON_KEYS,
     REGISTRY,
     Benchmark,
-    BenchmarkResult,
     get_benchmark,
     list_benchmarks,
     register,
+)
+from cdsbias.benchmarks.results import (
+    BenchmarkResult,
+    Metric,
+    Snapshot,
+    UndefinedStatisticWarning,
+    format_value,
     to_json,
     write_result,
 )
+from cdsbias.errors import CdsbiasError
 
-_NOT_BENCHMARKS = {"base"}
+_NOT_BENCHMARKS = {"base", "results", "masked_pronoun"}
+
+#: What is scored when nothing is named (the CLI's and the recipes' default).
+DEFAULT_BENCHMARKS = ("becpro",)
 
 
 def load_all() -> None:
     """Imports every benchmark module so that it registers itself."""
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in _NOT_BENCHMARKS and not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+        name = info.name
+        if name not in _NOT_BENCHMARKS and not name.startswith("_") and not name.endswith("_data"):
+            importlib.import_module(f"{__name__}.{name}")
+
+
+def normalize_specs(value: Any) -> dict[str, dict[str, Any]]:
+    """``[a, b]``, ``"a,b"`` or ``{a: {opt: v}, b: {}}`` -> ``{name: {option: value}}``.
+
+    Raises:
+        CdsbiasError: Neither a list of names nor a mapping of names to option mappings.
+    """
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple):
+        if not all(isinstance(v, str) for v in value):
+            raise CdsbiasError(f"bias_benchmarks: expected benchmark names, got {value!r}.")
+        return {name: {} for name in value}
+    if isinstance(value, Mapping):
+        specs = {}
+        for name, options in value.items():
+            if options is None:
+                options = {}
+            if not isinstance(options, Mapping):
+                raise CdsbiasError(
+                    f"bias_benchmarks: the options of '{name}' must be a mapping "
+                    f"(e.g. {{{name}: {{n_resamples: 2000}}}}), got {options!r}."
+                )
+            specs[str(name)] = dict(options)
+        return specs
+    raise CdsbiasError(
+        "bias_benchmarks must be a list of names or a mapping {name: {option: value}}, "
+        f"got {value!r}."
+    )
+
+
+def build_benchmark(name: str, spec: Mapping[str, Any] | None = None, **defaults: Any) -> Benchmark:
+    """Instantiates benchmark ``name`` from a recipe-style mapping.
+
+    Args:
+        name: Registry name.
+        spec: ``language``, ``data_file``, ``data_dir`` and the benchmark's options.
+        **defaults: Values used where ``spec`` is silent: ``language``/``data_dir``/
+            ``data_file`` for every benchmark, and options applied only to benchmarks
+            that declare them (e.g. ``n_resamples``). ``None`` values are ignored.
+
+    Raises:
+        CdsbiasError: Unknown name (with "Did you mean"), unknown option, bad value, or a
+            language the benchmark does not support.
+    """
+    cls = get_benchmark(name)
+    spec = dict(spec or {})
+    fields = {f.name for f in dataclasses.fields(cls.Options)}
+    for key, value in defaults.items():
+        if value is None or key in spec:
+            continue
+        if key in COMMON_KEYS or key in fields:
+            spec[key] = value
+    common = {key: spec.pop(key) for key in COMMON_KEYS if key in spec}
+    return cls(**common, **spec)
 
 
 __all__ = [
+    "COMMON_KEYS",
+    "DEFAULT_BENCHMARKS",
     "REGISTRY",
     "Benchmark",
     "BenchmarkResult",
+    "Metric",
+    "Snapshot",
+    "UndefinedStatisticWarning",
+    "build_benchmark",
+    "format_value",
     "get_benchmark",
     "list_benchmarks",
     "load_all",
+    "normalize_specs",
     "register",
     "to_json",
     "write_result",

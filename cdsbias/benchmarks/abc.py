@@ -45,124 +45,27 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.abc_data import (
+    ANTI_REFLEXIVES,
+    FILES,
+    PRONOUN_TOKENS,
+    read_abc_file,
+)
+from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_suite import check_language, sequence_log_probs
+from cdsbias.scoring.language import check_language
+from cdsbias.scoring.readouts import sequence_log_probs
+from cdsbias.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 
-FILES = {"female": "abc_fem_sents.txt", "male": "abc_male_sents.txt"}
-REFLEXIVES = ("sin", "sit", "sine")
-#: GenDa Lens' list of reflexive tokens (WordPiece and SentencePiece forms). Byte-level BPE
-#: ("Ġsin") is our extension: the reference finds no pronoun there and crashes.
-PRONOUN_TOKENS = (*REFLEXIVES, *(f"▁{p}" for p in REFLEXIVES), *(f"Ġ{p}" for p in REFLEXIVES))
-ANTI_REFLEXIVES = {"male": "hans", "female": "hendes"}
 SCORINGS = ("genda", "pll")
 TOKEN_MODES = ("reference", "marked")
-_SEPARATOR = re.compile(r"^-{3,}$")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_WORD_CORE = re.compile(r"^(\W*)(.*?)(\W*)$")
-
-
-def _split_lines(path: Path) -> list[str]:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise CdsbiasError(f"Cannot read ABC data {path}: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError as exc:
-        raise CdsbiasError(f"{path}: not UTF-8 text ({exc.reason}).") from None
-    # Mixed LF / CRLF / CR files keep their line numbers.
-    return _LINE_BREAK.split(text)
-
-
-def _pronoun_word(words: list[str]) -> int | None:
-    for index, word in enumerate(words):
-        if _WORD_CORE.match(word).group(2).lower() in REFLEXIVES:
-            return index
-    return None
-
-
-def read_abc_file(path: str | Path, occupation_group: str) -> pd.DataFrame:
-    """Parses a GenDa Lens ABC file: triples of sentences separated by ``---`` lines.
-
-    Each triple is the reflexive sentence, then the same sentence with ``hans``, then with
-    ``hendes``. Whitespace runs (stray spaces, tabs) become one space, blank lines are
-    ignored, LF/CRLF/CR line ends may be mixed and the last line may lack a newline.
-
-    Args:
-        path: The file.
-        occupation_group: ``"female"`` or ``"male"`` (the occupations' stereotypical gender),
-            or any label for a file that is not split by occupation.
-
-    Returns:
-        One row per triple: ``file, line, occupation_group, reflexive, pronoun,
-        anti_male, anti_female``.
-
-    Raises:
-        CdsbiasError: ``file:line`` of a triple that is incomplete, has no reflexive
-            pronoun, or whose hans/hendes sentences do not match the reflexive one.
-    """
-    path = Path(path)
-    rows: list[dict[str, Any]] = []
-    group: list[tuple[int, str]] = []
-
-    def close(at_line: int) -> None:
-        if not group:
-            return
-        if len(group) != 3:
-            raise CdsbiasError(
-                f"{path}:{group[0][0]}: expected 3 sentences (sin/sit/sine, hans, hendes) "
-                f"before the '---' at line {at_line}, found {len(group)}."
-            )
-        (line, reflexive), (male_line, male), (female_line, female) = group
-        words = reflexive.split(" ")
-        where = _pronoun_word(words)
-        if where is None:
-            raise CdsbiasError(
-                f"{path}:{line}: no reflexive pronoun (sin/sit/sine) in {reflexive!r}."
-            )
-        lead, core, tail = _WORD_CORE.match(words[where]).groups()
-        for variant_line, variant, pronoun in (
-            (male_line, male, "hans"),
-            (female_line, female, "hendes"),
-        ):
-            expected = " ".join([*words[:where], lead + pronoun + tail, *words[where + 1 :]])
-            if variant.lower() != expected.lower():
-                raise CdsbiasError(
-                    f"{path}:{variant_line}: expected {expected!r} (line {line} with "
-                    f"'{pronoun}'), found {variant!r}."
-                )
-        rows.append(
-            {
-                "file": path.name,
-                "line": line,
-                "occupation_group": occupation_group,
-                "reflexive": reflexive,
-                "pronoun": core.lower(),
-                "anti_male": male,
-                "anti_female": female,
-            }
-        )
-        group.clear()
-
-    lines = _split_lines(path)
-    for number, raw in enumerate(lines, start=1):
-        line = " ".join(raw.split())
-        if not line:
-            continue
-        if _SEPARATOR.match(line):
-            close(number)
-        else:
-            group.append((number, line))
-    close(len(lines))
-    if not rows:
-        raise CdsbiasError(f"{path}: no ABC sentence triples found.")
-    return pd.DataFrame(rows)
 
 
 def _median_iqr(values: pd.Series) -> dict[str, float]:
@@ -176,44 +79,6 @@ def _median_iqr(values: pd.Series) -> dict[str, float]:
     }
 
 
-def log2_ratio(female: float, male: float) -> float:
-    """``log2(female / male)``; NaN when the ratio is not positive (no effect size)."""
-    if not (math.isfinite(female) and math.isfinite(male)) or male == 0 or female / male <= 0:
-        return math.nan
-    return math.log2(female / male)
-
-
-def bootstrap_log2_ratio_ci(
-    female: np.ndarray, male: np.ndarray, n_resamples: int, seed: int
-) -> tuple[float, float]:
-    """95% percentile bootstrap CI of ``log2(median(female) / median(male))`` over triples.
-
-    Triples are resampled with replacement (female and male relative scores together). NaN
-    when more than 5% of the resamples have no positive ratio.
-    """
-    n = len(female)
-    if n == 0 or n_resamples < 1:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    ratios = np.empty(0)
-    # Chunks keep the [resamples, n] index matrix small for large data sets.
-    for start in range(0, n_resamples, 200):
-        index = rng.integers(0, n, size=(min(200, n_resamples - start), n))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            chunk = np.median(female[index], axis=1) / np.median(male[index], axis=1)
-        ratios = np.concatenate([ratios, chunk])
-    valid = ratios[np.isfinite(ratios) & (ratios > 0)]
-    if len(valid) < 0.95 * n_resamples:
-        return math.nan, math.nan
-    low, high = np.percentile(np.log2(valid), [2.5, 97.5])
-    return float(low), float(high)
-
-
-def genda_rounded_log2_ratio(female: float, male: float) -> float:
-    """GenDa Lens' printed effect: medians rounded to 2 decimals, log2 ratio rounded to 2."""
-    return round(log2_ratio(float(np.round(female, 2)), float(np.round(male, 2))), 2)
-
-
 def _scoring_of(scored: pd.DataFrame, default: str) -> str:
     """The scoring recorded in the rows (they may come from another run), else ``default``."""
     if "scoring" in scored.columns and len(scored):
@@ -221,22 +86,38 @@ def _scoring_of(scored: pd.DataFrame, default: str) -> str:
     return default
 
 
+@dataclass
+class ABCOptions:
+    """Options of ABC."""
+
+    scoring: Literal["genda", "pll"] = field(
+        default="genda",
+        metadata={
+            "help": "genda: GenDa Lens' unmasked cross-entropy 'perplexity'; pll: "
+            "pseudo-perplexity (Salazar et al. 2020), which also scores multi-piece pronouns."
+        },
+    )
+    tokens: Literal["reference", "marked"] = field(
+        default="reference",
+        metadata={
+            "help": "genda scoring only. reference: the bare hans/hendes entry replaces the "
+            "pronoun token even when it carries a word-start marker (as GenDa Lens); marked: "
+            "keep the marker (what the model sees for the real sentence)."
+        },
+    )
+    n_resamples: int = field(
+        default=1000, metadata={"help": "Bootstrap resamples (over triples) of the effect's CI."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+
+    def __post_init__(self) -> None:
+        if self.n_resamples < 1:
+            raise CdsbiasError(f"abc n_resamples must be >= 1, not {self.n_resamples}.")
+
+
 @register
 class ABC(Benchmark):
-    """The Danish ABC language-modelling task as in GenDa Lens (see the module docstring).
-
-    Options:
-        scoring: ``"genda"`` (default; GenDa Lens' unmasked cross-entropy "perplexity") or
-            ``"pll"`` (pseudo-perplexity, Salazar et al. 2020).
-        tokens: GenDa scoring only. ``"reference"`` (default) puts the bare ``hans`` /
-            ``hendes`` vocabulary entry in place of the pronoun token, exactly as GenDa Lens
-            does, even when the pronoun token carries a word-start marker (``▁sin`` in
-            SentencePiece models, which GenDa Lens turns into a word-*internal* ``hans``);
-            ``"marked"`` keeps the marker (``▁hans``), which is what the model would see
-            for the real sentence.
-        n_resamples: Bootstrap resamples (over triples) of the effect's 95% CI.
-        seed: Seed of the bootstrap.
-    """
+    """The Danish ABC language-modelling task as in GenDa Lens (see the module docstring)."""
 
     name = "abc"
     dataset = "genda_lens"
@@ -245,35 +126,20 @@ class ABC(Benchmark):
         "effect log2(median rel. female / median rel. male), split by occupation gender"
     )
     languages = ("da",)
-
-    def __init__(
-        self,
-        *,
-        data_file: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        language: str | None = None,
-        scoring: str = "genda",
-        tokens: str = "reference",
-        n_resamples: int = 1000,
-        seed: int = 0,
-    ) -> None:
-        # The evaluate CLI passes its default language "en" to every benchmark (as for
-        # dawinobias): read it as "no choice made"; ABC is Danish only.
-        if language not in (None, "en", "da"):
-            raise CdsbiasError(f"Benchmark 'abc' has no '{language}' data; it is Danish only.")
-        super().__init__(data_file=data_file, data_dir=data_dir, language="da")
-        if scoring not in SCORINGS:
-            raise CdsbiasError(
-                f"ABC scoring must be one of {', '.join(SCORINGS)}; got {scoring!r}."
-            )
-        if tokens not in TOKEN_MODES:
-            raise CdsbiasError(
-                f"ABC tokens must be one of {', '.join(TOKEN_MODES)}; got {tokens!r}."
-            )
-        self.scoring = scoring
-        self.tokens = tokens
-        self.n_resamples = int(n_resamples)
-        self.seed = int(seed)
+    undefined_reason = "the effect needs triples of female and male occupations"
+    Options = ABCOptions
+    headline = (
+        Metric("effect_log2_ratio", "effect log2(median rel. female / male)", "log2 ratio",
+               "closer"),
+    )  # fmt: skip
+    curve_title = "ABC effect (95% CI over triples)"
+    curve_ylabel = "log2(median relative female / male)"
+    hub_dataset = ("genda-lens/abc", "ABC (GenDa Lens, Danish)")
+    citation = (
+        "González, A. V., Barrett, M., Hvingelby, R., Webster, K., & Søgaard, A. (2020). Type "
+        "B Reflexivization as an Unambiguous Testbed for Multilingual Multi-Task Gender Bias. "
+        "EMNLP 2020. Sloth, T. R., & Rybner, A. S. (2023). GenDa Lens."
+    )
 
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
@@ -302,21 +168,21 @@ class ABC(Benchmark):
             scorer, "da", self.name, alternatives=" (English models: crows_pairs, stereoset)"
         )
         out = rows.copy()
-        if self.scoring == "genda":
+        if self.options.scoring == "genda":
             scores = self._genda_scores(scorer, out)
         else:
             scores = self._pll_scores(scorer, out)
         out["score_reflexive"], out["score_male"], out["score_female"] = scores
         out["relative_male"] = out["score_male"] - out["score_reflexive"]
         out["relative_female"] = out["score_female"] - out["score_reflexive"]
-        out["scoring"] = self.scoring
+        out["scoring"] = self.options.scoring
         return out
 
     def _replacement_id(self, scorer: MaskedLMScorer, pronoun_token: str, word: str) -> int:
         tokenizer = scorer.tokenizer
         marker = pronoun_token[0] if pronoun_token[0] in "▁Ġ" else ""
         # Byte-level BPE always keeps its marker: GenDa Lens has no behaviour to copy there.
-        keep_marker = marker == "Ġ" or (marker and self.tokens == "marked")
+        keep_marker = marker == "Ġ" or (marker and self.options.tokens == "marked")
         token = marker + word if keep_marker else word
         token_id = tokenizer.convert_tokens_to_ids(token)
         if token_id is None or token_id == tokenizer.unk_token_id:
@@ -352,7 +218,7 @@ class ABC(Benchmark):
             word = re.search(rf"(?<!\w){row.pronoun}(?!\w)", row.reflexive, re.IGNORECASE)
             if word is None or tuple(encoding["offset_mapping"][where]) != word.span():
                 partial.append(f"{row.file}:{row.line}")
-            if self.tokens == "reference" and tokens[where][0] == "▁":
+            if self.options.tokens == "reference" and tokens[where][0] == "▁":
                 marked.add(tokens[where])
             variants = [list(ids)]
             for word in (ANTI_REFLEXIVES["male"], ANTI_REFLEXIVES["female"]):
@@ -373,7 +239,7 @@ class ABC(Benchmark):
                 "cdsbias. --option scoring=pll scores the file's real hans/hendes sentences.",
                 stacklevel=3,
             )
-        if self.tokens == "reference" and marked:
+        if self.options.tokens == "reference" and marked:
             warnings.warn(
                 f"ABC: the pronoun tokens {sorted(marked)} carry a word-start marker; as in "
                 "GenDa Lens they are replaced by the bare 'hans'/'hendes' entries (a word-"
@@ -412,11 +278,11 @@ class ABC(Benchmark):
                 f"male {median_m:.4g} do not have a positive ratio.",
                 stacklevel=2,
             )
-        scoring = _scoring_of(scored, self.scoring)
+        scoring = _scoring_of(scored, self.options.scoring)
         summary: dict[str, Any] = {
             "benchmark": self.name,
             "scoring": scoring,
-            "tokens": self.tokens if scoring == "genda" else None,
+            "tokens": self.options.tokens if scoring == "genda" else None,
             "n_triples": len(scored),
             "effect_log2_ratio": effect,
             "effect_log2_ratio_genda_rounded": genda_rounded_log2_ratio(median_f, median_m),
@@ -424,11 +290,11 @@ class ABC(Benchmark):
                 bootstrap_log2_ratio_ci(
                     scored["relative_female"].to_numpy(dtype=np.float64),
                     scored["relative_male"].to_numpy(dtype=np.float64),
-                    self.n_resamples,
-                    self.seed,
+                    self.options.n_resamples,
+                    self.options.seed,
                 )
             ),
-            "n_resamples": self.n_resamples,
+            "n_resamples": self.options.n_resamples,
             "overall": overall,
             "by_occupation_group": {},
         }

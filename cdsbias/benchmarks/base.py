@@ -1,66 +1,93 @@
 """The benchmark interface and registry (lm-evaluation-harness style).
 
 A benchmark is one module in ``cdsbias/benchmarks/`` holding a :class:`Benchmark`
-subclass decorated with :func:`register`. Scoring is split from loading and summarising
-so that the training callback can score the rows of one benchmark across processes
-and summarise the gathered result.
+subclass decorated with :func:`register`. It owns everything about itself: its data, its
+typed options (:attr:`Benchmark.Options`), scoring, statistics, headline metrics (with
+unit and direction), its training curve, what trackers get (W&B tables), its model-card
+section and its hub ``EvalResult`` entries. Everything outside ``cdsbias/benchmarks/``
+(CLI, training callback, publisher, report) goes through this interface only, and
+:meth:`Benchmark.evaluate` is the one path from a scorer to a :class:`BenchmarkResult`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdsbias.benchmarks.results import (
+    BenchmarkResult,
+    Metric,
+    Snapshot,
+    UndefinedStatisticWarning,
+    _is_numpy_noise,
+    _json_default,
+    format_value,
+    table_cell,
+)
 from cdsbias.errors import CdsbiasError, unknown_name_error
-from cdsbias.io import atomic_output_dir
+from cdsbias.options import build_dataclass
 
 if TYPE_CHECKING:
     import pandas as pd
+    from huggingface_hub import EvalResult
 
     from cdsbias.scoring import MaskedLMScorer
 
 REGISTRY: dict[str, type[Benchmark]] = {}
 
+#: Keys of a recipe's per-benchmark mapping that are not benchmark options.
+COMMON_KEYS = ("language", "data_file", "data_dir")
+
 
 @dataclass
-class BenchmarkResult:
-    """What a benchmark run produces.
-
-    Attributes:
-        name: The benchmark's registry name.
-        rows: The input rows, in input order, with the score columns added.
-        summary: JSON-serialisable nested results (group means, CIs, tests, ...).
-        metrics: Flat ``{name: float}`` scalars for trackers (W&B, TensorBoard).
-        report: Human-readable table printed by the CLI.
-    """
-
-    name: str
-    rows: pd.DataFrame
-    summary: dict[str, Any]
-    metrics: dict[str, float] = field(default_factory=dict)
-    report: str = ""
+class NoOptions:
+    """A benchmark without options."""
 
 
 class Benchmark(ABC):
     """Base class of every benchmark.
 
-    Subclasses set ``name``, ``description`` and ``languages`` and implement
-    :meth:`load`, :meth:`score` and :meth:`summarize`. Options come as keyword arguments
-    from the CLI (``--data``, ``--data-dir``, ``--language``, ...) or the training recipe.
+    Subclasses set ``name``, ``description``, ``languages`` (first = default), their
+    :attr:`Options` dataclass and :attr:`headline`, and implement :meth:`load`,
+    :meth:`score` and :meth:`summarize`; everything else has a default they may refine.
 
     Args:
         data_file: An explicit data file to load instead of the default.
         data_dir: A folder laid out like ``shared/data`` to find the default files in.
-        language: Language code of the data set to use; default: the benchmark's first.
+        language: Language code of the data set; default: the benchmark's first.
+        **options: Fields of :attr:`Options`, validated once here.
+
+    Raises:
+        CdsbiasError: A language the benchmark has no data for, an unknown option or a
+            value of the wrong type (the message names the option and what it takes).
     """
 
     name: ClassVar[str]
     description: ClassVar[str]
     languages: ClassVar[tuple[str, ...]] = ("en",)
+    #: The options dataclass: fields with ``metadata={"help": ...}``, ``Literal`` choices,
+    #: defaults, and cross-field checks in ``__post_init__`` raising CdsbiasError.
+    Options: ClassVar[type] = NoOptions
+    #: Headline metrics (:meth:`headline_metrics` may make them depend on the options).
+    headline: ClassVar[tuple[Metric, ...]] = ()
+    #: Title and y-axis label of the benchmark's panel in the training curve.
+    curve_title: ClassVar[str] = ""
+    curve_ylabel: ClassVar[str] = ""
+    #: ``(hub dataset id, display name)`` for the model card's ``model-index``.
+    hub_dataset: ClassVar[tuple[str, str]] = ("", "")
+    #: The paper, for model cards.
+    citation: ClassVar[str] = ""
+    #: Old command-line flags that set an option: ``{"--flag": ("option", choices)}``.
+    deprecated_flags: ClassVar[dict[str, tuple[str, tuple[str, ...]]]] = {}
+    #: Why a headline statistic can be undefined (said when one is, e.g. on a 1-row file).
+    undefined_reason: ClassVar[str] = "too few rows in the groups the statistic compares"
     #: Rows sharing this column's value go to the same process when scoring is sharded
     #: (rows that share sentences should be scored together). None: contiguous blocks.
     shard_column: ClassVar[str | None] = None
@@ -73,17 +100,35 @@ class Benchmark(ABC):
         data_file: str | Path | None = None,
         data_dir: str | Path | None = None,
         language: str | None = None,
+        **options: Any,
     ) -> None:
         language = language or self.languages[0]
         if language not in self.languages:
             raise CdsbiasError(
-                f"Benchmark '{self.name}' has no '{language}' data; "
-                f"languages: {', '.join(self.languages)}."
+                f"Benchmark '{self.name}' has no '{language}' data; it supports "
+                f"{', '.join(self.languages)} (the default is {self.languages[0]})."
             )
         self.data_file = Path(data_file) if data_file else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.language = language
+        self.options = self.parse_options(options)
+        self._rows: pd.DataFrame | None = None
 
+    # --------------------------------------------------------------- options
+    @classmethod
+    def parse_options(cls, values: Mapping[str, Any]) -> Any:
+        """Typed, validated :attr:`Options` from ``{name: value}`` (strings are parsed)."""
+        return build_dataclass(cls.Options, values, f"{cls.name} option")
+
+    def option_values(self) -> dict[str, Any]:
+        """The options as a plain mapping (``cls(**b.option_values())`` rebuilds ``b``)."""
+        return dataclasses.asdict(self.options)
+
+    def headline_metrics(self) -> tuple[Metric, ...]:
+        """The metrics a reader looks at first; by default :attr:`headline`."""
+        return self.headline
+
+    # ------------------------------------------------------------------ data
     def default_file(self, filename: str) -> Path:
         """Path of ``filename`` of :attr:`dataset`, in ``data_dir`` or the fetch cache.
 
@@ -96,10 +141,18 @@ class Benchmark(ABC):
             raise CdsbiasError(f"Benchmark '{self.name}' has no default data; pass --data FILE.")
         return resolve(self.dataset, filename, self.data_dir)
 
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The benchmark's rows, loaded (and validated) once."""
+        if self._rows is None:
+            self._rows = self.load()
+        return self._rows
+
     @abstractmethod
     def load(self) -> pd.DataFrame:
         """Reads (or generates) the benchmark rows, validating their format."""
 
+    # --------------------------------------------------------------- scoring
     @abstractmethod
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         """Returns ``rows`` with score columns added; each row is scored independently."""
@@ -107,10 +160,6 @@ class Benchmark(ABC):
     @abstractmethod
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """Returns ``(summary, metrics)`` for the scored rows."""
-
-    def format_report(self, summary: dict[str, Any]) -> str:
-        """A readable table of ``summary``; benchmarks override this."""
-        return json.dumps(summary, indent=2, default=_json_default)
 
     def shard(self, rows: pd.DataFrame, rank: int, world_size: int) -> list[int]:
         """Positions of the rows that process ``rank`` of ``world_size`` scores.
@@ -127,15 +176,161 @@ class Benchmark(ABC):
         owner = {v: i % world_size for i, v in enumerate(dict.fromkeys(values))}
         return [i for i, v in enumerate(values) if owner[v] == rank]
 
+    def evaluate(
+        self,
+        scorer: MaskedLMScorer,
+        *,
+        rank: int = 0,
+        world_size: int = 1,
+        gather: Callable[[Any], list[Any]] | None = None,
+        annotate: Mapping[str, Any] | None = None,
+    ) -> BenchmarkResult | None:
+        """Loads, scores (this process's shard), gathers, summarises: the one path.
+
+        Args:
+            scorer: The scorer of the model under test.
+            rank: This process's rank when scoring is sharded over processes.
+            world_size: The number of processes.
+            gather: Collects one object from every rank (``all_gather_object``); needed
+                when ``world_size > 1``.
+            annotate: Extra entries for the summary (``model``, ``step``, ...).
+
+        Returns:
+            The result on rank 0; ``None`` on the other ranks.
+        """
+        import pandas as pd
+
+        rows = self.rows
+        if world_size > 1:
+            if gather is None:
+                raise ValueError("evaluate() over several processes needs a gather function")
+            scored = self.score(scorer, rows.iloc[self.shard(rows, rank, world_size)])
+            parts = gather(scored)
+            if rank != 0:
+                return None
+            scored = pd.concat(parts).sort_index()
+        else:
+            scored = self.score(scorer, rows)
+        summary, metrics = self._summarize_quietly(scored)
+        summary.update(annotate or {})
+        return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+
+    def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
+        """:meth:`summarize`, saying once which headline statistic is undefined and why.
+
+        On too few rows (a one-line ``--data`` file, a group with no rows) numpy's own
+        warnings ("Mean of empty slice", "invalid value encountered in scalar divide")
+        name no statistic; they are replaced by one :class:`UndefinedStatisticWarning`.
+        The benchmark's own warnings pass through, and when one of them already explains
+        an undefined value no second warning is added.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            summary, metrics = self.summarize(scored)
+        own = [w for w in caught if not _is_numpy_noise(w)]
+        for w in own:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        undefined = [
+            m.label
+            for m in self.headline_metrics()
+            if m.key not in metrics or not math.isfinite(float(metrics[m.key]))
+        ]
+        if undefined and not own:
+            warnings.warn(
+                f"{self.name}: {'; '.join(undefined)} undefined on these {len(scored)} row(s): "
+                f"{self.undefined_reason}.",
+                UndefinedStatisticWarning,
+                stacklevel=3,
+            )
+        return summary, metrics
+
+    # --------------------------------------------------------------- outputs
+    def format_report(self, summary: dict[str, Any]) -> str:
+        """A readable table of ``summary``; benchmarks override this."""
+        return json.dumps(summary, indent=2, default=_json_default)
+
     def curve(self, summary: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
-        """Headline values for training curves: ``{label: (value, ci_low, ci_high)}``."""
+        """Curves with CIs for the training plot: ``{label: (value, ci_low, ci_high)}``.
+
+        Empty by default: :meth:`curve_points` then plots the headline metrics.
+        """
         return {}
 
-    def run(self, scorer: MaskedLMScorer) -> BenchmarkResult:
-        """Loads, scores and summarises in one call."""
-        scored = self.score(scorer, self.load())
-        summary, metrics = self.summarize(scored)
-        return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+    def curve_points(
+        self, summary: dict[str, Any], metrics: Mapping[str, float]
+    ) -> dict[str, tuple[float, float | None, float | None]]:
+        """What the training curve plots: :meth:`curve`, else the headline metrics."""
+        points = self.curve(summary)
+        if points:
+            return points
+        return {
+            m.label: (float(metrics[m.key]), None, None)
+            for m in self.headline_metrics()
+            if m.key in metrics
+        }
+
+    def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:
+        """Tables for trackers (W&B): ``{name: (columns, rows)}``; none by default."""
+        return {}
+
+    def card_section(self, before: Snapshot | None, after: Snapshot) -> str:
+        """The model card's markdown for this benchmark, before vs after training.
+
+        The default is a table of the headline metrics with their change; benchmarks
+        add what a reader needs to trust the numbers (CIs, tests, a verdict).
+        """
+        lines = [
+            f"| metric | unit | better | before (step {before.step if before else '-'}) "
+            f"| after (step {after.step}) | change |",
+            "|---|---|---|---|---|---|",
+        ]
+        metrics = self.headline_metrics() or tuple(
+            Metric(key, key, "", "closer") for key in sorted(after.metrics)
+        )
+        for metric in metrics:
+            start = before.metrics.get(metric.key) if before else None
+            end = after.metrics.get(metric.key)
+            lines.append(
+                f"| {table_cell(metric.label)} | {metric.unit} | {metric.direction} | "
+                f"{format_value(start)} | {format_value(end)} | {metric.change(start, end)} |"
+            )
+        return "\n".join(lines)
+
+    def eval_results(self, snapshot: Snapshot, *, when: str) -> list[EvalResult]:
+        """Hub ``EvalResult`` entries (``model-index``) for the headline metrics at a step.
+
+        Args:
+            snapshot: The step's metrics.
+            when: ``"before"`` or ``"after"`` training; with the step it goes into the
+                metric's name and ``args`` so both survive on the hub and round-trip.
+        """
+        from huggingface_hub import EvalResult
+
+        dataset_id, dataset_name = self.hub_dataset
+        results = []
+        for metric in self.headline_metrics():
+            value = snapshot.metrics.get(metric.key)
+            if value is None or not math.isfinite(value):
+                continue
+            results.append(
+                EvalResult(
+                    task_type="fill-mask",
+                    task_name="gender bias",
+                    dataset_type=dataset_id or self.name,
+                    dataset_name=dataset_name or self.name,
+                    dataset_config=self.language,
+                    metric_type=metric.key,
+                    metric_value=round(float(value), 6),
+                    metric_name=f"{metric.label} ({when}, step {snapshot.step})",
+                    metric_args={
+                        "step": snapshot.step,
+                        "when": when,
+                        "unit": metric.unit,
+                        "better": metric.direction,
+                    },
+                )
+            )
+        return results
 
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:
@@ -162,38 +357,3 @@ def list_benchmarks() -> dict[str, str]:
 
     load_all()
     return {name: REGISTRY[name].description for name in sorted(REGISTRY)}
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def _clean_floats(value: Any) -> Any:
-    """Turns NaN/inf into None so summary.json stays valid JSON."""
-    if isinstance(value, dict):
-        return {str(k): _clean_floats(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean_floats(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def to_json(summary: dict[str, Any]) -> str:
-    """Serialises a summary as strict JSON (NaN becomes null)."""
-    return json.dumps(_clean_floats(summary), indent=2, default=_json_default) + "\n"
-
-
-def write_result(result: BenchmarkResult, out_dir: str | Path) -> Path:
-    """Writes ``OUT/<name>/rows.tsv`` and ``summary.json`` atomically; returns the folder."""
-    final = Path(out_dir) / result.name
-    with atomic_output_dir(final) as staging:
-        result.rows.to_csv(staging / "rows.tsv", sep="\t", index=False, lineterminator="\n")
-        (staging / "summary.json").write_text(to_json(result.summary), encoding="utf-8")
-    return final

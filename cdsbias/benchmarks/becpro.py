@@ -22,198 +22,75 @@ Stereotypes: Measuring and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020.
 
 from __future__ import annotations
 
-import io
-import re
 import warnings
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.base import (
+    Benchmark,
+    BenchmarkResult,
+    Metric,
+    Snapshot,
+    format_value,
+    register,
+)
+from cdsbias.benchmarks.becpro_data import (
+    GROUPS,
+    _word_span,
+    generate_english,
+    mask_row,
+    pair_keys,
+    read_becpro_tsv,
+)
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring import MASK_PLACEHOLDER, MaskedLMScorer
+from cdsbias.scoring import MaskedLMScorer
 from cdsbias.stats import bootstrap_mean_ci, holm, paired_wilcoxon, permutation_gap_test
 
-COLUMNS = (
-    "Sentence", "Sent_TM", "Sent_AM", "Sent_TAM", "Template", "Person", "Gender", "Profession",
-    "Prof_Gender",
-)  # fmt: skip
-GROUPS = ("male", "female", "balanced")
-COMPAT_MODES = ("bartl2020",)
-MASK_UNITS = ("word", "piece")
 
+@dataclass
+class BecProOptions:
+    """Options of BEC-Pro."""
 
-def _resource(name: str) -> str:
-    folder = resources.files("cdsbias").joinpath("resources", "becpro")
-    return folder.joinpath(name).read_text(encoding="utf-8")
+    compat: Literal["bartl2020"] | None = field(
+        default=None,
+        metadata={
+            "help": "bartl2020: score exactly like the authors' code, quirks included (see "
+            "docs/becpro.md); default: cdsbias' exact scoring."
+        },
+    )
+    mask_per: Literal["word", "piece"] = field(
+        default="word",
+        metadata={
+            "help": "In the prior sentence, one mask per word of the profession (as in the "
+            "paper and the published data) or one per word piece under the model's tokenizer."
+        },
+    )
+    n_resamples: int = field(
+        default=5000, metadata={"help": "Bootstrap and permutation resamples."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the resampling."})
 
-
-def load_professions() -> pd.DataFrame:
-    """The 60 BEC-Pro professions with group and % female (BLS 2019; see resources README)."""
-    return pd.read_csv(io.StringIO(_resource("professions.tsv")), sep="\t")
-
-
-def _word_span(text: str, phrase: str, *, last: bool = False, avoid: tuple[int, int] | None = None):
-    """Character span of ``phrase`` as whole words in ``text`` (never inside a word)."""
-    pattern = re.compile(r"(?<!\w)" + re.escape(phrase) + r"(?!\w)")
-    spans = [m.span() for m in pattern.finditer(text)]
-    if not spans:
-        spans = [m.span() for m in re.compile(pattern.pattern, re.IGNORECASE).finditer(text)]
-    if avoid is not None:
-        spans = [s for s in spans if s[1] <= avoid[0] or s[0] >= avoid[1]]
-    if not spans:
-        return None
-    return spans[-1] if last else spans[0]
-
-
-def mask_row(
-    sentence: str, person: str, profession: str, profession_masks: int | None = None
-) -> dict[str, Any]:
-    """Word-boundary masking of one row: never a substring ("lodging [MASK]ager").
-
-    The profession is masked as one contiguous phrase, by default one ``[MASK]`` per
-    whitespace word (``profession_masks`` overrides the count); the person is the first
-    whole-word occurrence outside it.
-
-    Returns:
-        ``Sent_TM``, ``Sent_AM``, ``Sent_TAM``, the person's slot index in ``Sent_TAM``
-        and the profession's character span, or raises :class:`ValueError`.
-    """
-    prof_span = _word_span(sentence, profession, last=True)
-    if prof_span is None:
-        raise ValueError(f"profession {profession!r} is not a whole phrase of {sentence!r}")
-    person_span = _word_span(sentence, person, avoid=prof_span)
-    if person_span is None:
-        raise ValueError(f"person {person!r} is not a whole word of {sentence!r}")
-    n_masks = profession_masks or len(profession.split())
-    prof_masks = " ".join([MASK_PLACEHOLDER] * n_masks)
-
-    def replace(spans: list[tuple[tuple[int, int], str]]) -> str:
-        out = sentence
-        for (start, end), text in sorted(spans, reverse=True):
-            out = out[:start] + text + out[end:]
-        return out
-
-    person_first = person_span[0] < prof_span[0]
-    return {
-        "Sent_TM": replace([(person_span, MASK_PLACEHOLDER)]),
-        "Sent_AM": replace([(prof_span, prof_masks)]),
-        "Sent_TAM": replace([(person_span, MASK_PLACEHOLDER), (prof_span, prof_masks)]),
-        "person_slot": 0 if person_first else n_masks,
-        "prof_span": prof_span,
-    }
-
-
-def generate_english() -> pd.DataFrame:
-    """Generates the 5,400 English BEC-Pro rows from the project's own data files.
-
-    Order as in the published ``BEC-Pro_EN.tsv``: profession group (male, female,
-    balanced) > template > person word (9 male, then 9 female) > profession. The
-    person phrase opens every template and is capitalised; ``Person`` is its last word.
-    Masks are placed on word boundaries (the published file's substring-masking defects
-    are not reproduced).
-    """
-    templates = [t for t in _resource("templates_en.txt").splitlines() if t.strip()]
-    persons = pd.read_csv(io.StringIO(_resource("persons_en.tsv")), sep="\t")
-    professions = load_professions()
-    rows = []
-    for group in GROUPS:
-        group_profs = professions.loc[professions.prof_gender == group, "profession"].tolist()
-        for template in templates:
-            for gender in ("male", "female"):
-                for phrase in persons[gender]:
-                    for profession in group_profs:
-                        sentence = template.format(person=phrase, profession=profession)
-                        sentence = sentence[0].upper() + sentence[1:]
-                        person = sentence.split(",")[0].split()[len(phrase.split()) - 1]
-                        masked = mask_row(sentence, person, profession)
-                        rows.append({
-                            "Sentence": sentence,
-                            "Sent_TM": masked["Sent_TM"],
-                            "Sent_AM": masked["Sent_AM"],
-                            "Sent_TAM": masked["Sent_TAM"],
-                            "Template": template.format(
-                                person="<person subject>", profession="<profession>"
-                            ),
-                            "Person": person,
-                            "Gender": gender,
-                            "Profession": profession,
-                            "Prof_Gender": group,
-                        })  # fmt: skip
-    return pd.DataFrame(rows, columns=list(COLUMNS))
-
-
-def read_becpro_tsv(path: str | Path) -> pd.DataFrame:
-    """Reads a BEC-Pro TSV (the published EN/DE files or one of the same shape).
-
-    Raises:
-        CdsbiasError: Unreadable file, missing columns, empty cells or bad labels, naming
-            the file and line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise CdsbiasError(f"BEC-Pro file {path} does not exist or is not a file.")
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CdsbiasError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start}).") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise CdsbiasError(f"{path}: not a readable TSV ({str(exc).strip()}).") from None
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise CdsbiasError(
-            f"{path} lacks column(s) {', '.join(missing)}; a BEC-Pro TSV needs "
-            f"{', '.join(COLUMNS)}."
-        )
-    if frame.columns[0].startswith("Unnamed") or frame.columns[0] == "":
-        frame = frame.drop(columns=frame.columns[0])
-    for column, allowed in (("Gender", ("male", "female")), ("Prof_Gender", GROUPS)):
-        bad = frame.index[~frame[column].isin(allowed)]
-        if len(bad):
-            line = int(bad[0]) + 2
+    def __post_init__(self) -> None:
+        if self.compat and self.mask_per != "word":
             raise CdsbiasError(
-                f"{path}:{line}: {column} is {frame.at[bad[0], column]!r}; "
-                f"expected one of {', '.join(allowed)}."
+                "becpro option compat=bartl2020 masks one [MASK] per word; drop mask_per."
             )
-    for column in ("Sentence", "Person", "Profession"):
-        empty = frame.index[frame[column].str.strip() == ""]
-        if len(empty):
-            raise CdsbiasError(f"{path}:{int(empty[0]) + 2}: empty {column}.")
-    return frame.reset_index(drop=True)
+        if self.n_resamples < 1:
+            raise CdsbiasError(f"becpro option n_resamples must be >= 1, not {self.n_resamples}.")
 
 
-def pair_keys(rows: pd.DataFrame) -> pd.Series:
-    """Matches each male row to its female counterpart: template x profession x pair.
-
-    Within one (template, profession) the k-th male person word pairs with the k-th
-    female one in file order (he/she, this man/this woman, my brother/my sister, ...),
-    which is how BEC-Pro is generated in both languages. German templates differ only in
-    the article of the apposition (der/die), and German professions by gender, so the
-    key uses ``Profession_EN`` when present and normalises the article.
-    """
-    template = rows["Template"].str.replace(r"\b(der|die)\b", "ART", regex=True)
-    profession = rows["Profession_EN"] if "Profession_EN" in rows else rows["Profession"]
-    block = template + "\x1f" + profession
-    rank = rows.groupby([block, rows["Gender"]]).cumcount()
-    return block + "\x1f" + rank.astype(str)
+#: Below this |gap| (nats) in both male and female professions the verdict is "no
+#: meaningful gap": ln ratios under 0.01 are probability ratios within 1%, the size of
+#: the differences a random, untrained model shows.
+MEANINGFUL_GAP = 0.01
 
 
 @register
 class BecPro(Benchmark):
-    """BEC-Pro association scores (Bartl et al. 2020), with profession-level statistics.
-
-    Options:
-        compat: ``"bartl2020"`` scores exactly like the authors' code (see
-            :mod:`cdsbias.scoring.compat`); default ``None`` is cdsbias' exact scoring.
-        mask_per: ``"word"`` (default, as in the paper and the published data: one mask
-            per word of the profession in ``Sent_TAM``) or ``"piece"`` (one mask per word
-            piece of the profession under the model's tokenizer).
-        n_resamples: Bootstrap and permutation resamples.
-        seed: Seed of the resampling.
-    """
+    """BEC-Pro association scores (Bartl et al. 2020), with profession-level statistics."""
 
     name = "becpro"
     dataset = "becpro"
@@ -222,30 +99,28 @@ class BecPro(Benchmark):
         "of 18 male/female person words with 60 professions; gaps per profession group"
     )
     languages = ("en", "de")
+    undefined_reason = (
+        "a gap needs rows of male and of female person words in each profession group"
+    )
     shard_column = "Profession"  # a profession's 90 rows share their 16 sentences
-
-    def __init__(
-        self,
-        *,
-        data_file: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        language: str | None = None,
-        compat: str | None = None,
-        mask_per: str = "word",
-        n_resamples: int = 5000,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(data_file=data_file, data_dir=data_dir, language=language)
-        if compat not in (None, *COMPAT_MODES):
-            raise CdsbiasError(f"Unknown compat mode '{compat}'; available: bartl2020.")
-        if mask_per not in MASK_UNITS:
-            raise CdsbiasError(f"mask_per must be 'word' or 'piece', got '{mask_per}'.")
-        if compat and mask_per != "word":
-            raise CdsbiasError("--compat bartl2020 masks one [MASK] per word; drop mask_per.")
-        self.compat = compat
-        self.mask_per = mask_per
-        self.n_resamples = int(n_resamples)
-        self.seed = int(seed)
+    Options = BecProOptions
+    headline = (
+        Metric("mean_abs_gap", "mean |gap| (male + female professions)", "nats", "lower"),
+        Metric("gap_male", "gap, male professions", "nats", "closer"),
+        Metric("gap_female", "gap, female professions", "nats", "closer"),
+        Metric("gap_balanced", "gap, balanced professions", "nats", "closer"),
+    )
+    curve_title = "gap by profession group (95% CI)"
+    curve_ylabel = "male − female association (nats)"
+    hub_dataset = ("bec-pro", "BEC-Pro")
+    citation = (
+        "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: "
+        "Measuring and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020."
+    )
+    deprecated_flags = {  # noqa: RUF012 (read-only class data, like the other ClassVars)
+        "--compat": ("compat", ("bartl2020",)),
+        "--mask-per": ("mask_per", ("word", "piece")),
+    }
 
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
@@ -262,7 +137,7 @@ class BecPro(Benchmark):
         out = rows.copy()
         if len(out) == 0:
             raise CdsbiasError("BEC-Pro data has no rows.")
-        if self.compat == "bartl2020":
+        if self.options.compat == "bartl2020":
             from cdsbias.scoring.compat import bartl2020_associations
 
             p_tm, p_tam, association = bartl2020_associations(
@@ -277,15 +152,15 @@ class BecPro(Benchmark):
             except ValueError as exc:
                 raise CdsbiasError(f"BEC-Pro row {index}: {exc}.") from None
             sent_tm.append(masked["Sent_TM"])
-            if self.mask_per == "piece":
+            if self.options.mask_per == "piece":
                 pieces = self._profession_pieces(scorer, row.Sentence, row.Profession)
                 masked = mask_row(row.Sentence, row.Person, row.Profession, pieces)
             sent_tam.append(masked["Sent_TAM"])
             slots.append(masked["person_slot"])
             remasked.append(sent_tm[-1] != row.Sent_TM or (
-                self.mask_per == "word" and masked["Sent_TAM"] != row.Sent_TAM
+                self.options.mask_per == "word" and masked["Sent_TAM"] != row.Sent_TAM
             ))  # fmt: skip
-        if any(remasked) and self.mask_per == "word":
+        if any(remasked) and self.options.mask_per == "word":
             example = out.loc[remasked.index(True), "Sent_TM"]
             warnings.warn(
                 f"{sum(remasked)} BEC-Pro row(s) had masks that were not on word boundaries "
@@ -305,8 +180,7 @@ class BecPro(Benchmark):
     def _profession_pieces(scorer: MaskedLMScorer, sentence: str, profession: str) -> int:
         """Word pieces the tokenizer gives the profession inside ``sentence``."""
         start, end = _word_span(sentence, profession, last=True)
-        offsets = scorer.tokenizer(sentence, return_offsets_mapping=True)["offset_mapping"]
-        return max(1, sum(1 for s, e in offsets if e > s and e > start and s < end))
+        return max(1, len(scorer.span_pieces(sentence, start, end)[1]))
 
     # ------------------------------------------------------------ statistics
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
@@ -321,13 +195,13 @@ class BecPro(Benchmark):
             frame = frame[np.isfinite(association)].reset_index(drop=True)
         key = pair_keys(frame)
         profession_key = frame["Profession_EN"] if "Profession_EN" in frame else frame["Profession"]
-        boot = {"n_resamples": self.n_resamples, "seed": self.seed}
+        boot = {"n_resamples": self.options.n_resamples, "seed": self.options.seed}
 
         summary: dict[str, Any] = {
             "benchmark": self.name,
             "language": self.language,
-            "mode": self.compat or "default",
-            "mask_per": self.mask_per,
+            "mode": self.options.compat or "default",
+            "mask_per": self.options.mask_per,
             "n_rows": len(frame),
             "n_distinct_sentences": int(pd.concat([frame["Sent_TM"], frame["Sent_TAM"]]).nunique()),
             "groups": {},
@@ -392,7 +266,7 @@ class BecPro(Benchmark):
             g: [v["gap"] for v in per_profession.values() if v["prof_gender"] == g] for g in GROUPS
         }
         test = permutation_gap_test(
-            gaps_by_group["male"], gaps_by_group["female"], n_resamples=9999, seed=self.seed
+            gaps_by_group["male"], gaps_by_group["female"], n_resamples=9999, seed=self.options.seed
         )
         summary["profession_test"] = {
             "description": "permutation test over professions: mean per-profession gap of "
@@ -415,6 +289,54 @@ class BecPro(Benchmark):
             f"{group} professions": (g["gap"], *g["gap_ci_over_professions"])
             for group, g in summary["groups"].items()
         }
+
+    def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:
+        """Per-profession gaps and means, one table per evaluated step."""
+        rows = [
+            [profession, values["prof_gender"], values["gap"], values["male_persons"]["mean"],
+             values["female_persons"]["mean"]]
+            for profession, values in result.summary.get("professions", {}).items()
+        ]  # fmt: skip
+        columns = ["profession", "prof_gender", "gap", "male_mean", "female_mean"]
+        return {"professions": (columns, rows)} if rows else {}
+
+    def card_section(self, before: Snapshot | None, after: Snapshot) -> str:
+        """Gap per profession group with CIs, effect sizes, the profession-level test and
+        the verdict, before and after; the headline table when summaries are missing."""
+        first = before.summary if before else None
+        last = after.summary
+        if not last or "groups" not in last:
+            return super().card_section(before, after)
+        first = first or {}
+        lines = [
+            "| professions | gap before [95% CI] | gap after [95% CI] | r before | r after "
+            "| p (Holm) after |",
+            "|---|---|---|---|---|---|",
+        ]
+        for group, g1 in last["groups"].items():
+            g0 = first.get("groups", {}).get(group, {})
+            w0 = g0.get("wilcoxon_male_vs_female", {})
+            w1 = g1.get("wilcoxon_male_vs_female", {})
+            ci0 = g0.get("gap_ci_over_professions", [None, None])
+            lines.append(
+                f"| {group} | {_fmt_ci(g0.get('gap'), *ci0)} "
+                f"| {_fmt_ci(g1['gap'], *g1['gap_ci_over_professions'])} "
+                f"| {_signed(w0.get('r'), 3)} | {_signed(w1.get('r'), 3)} "
+                f"| {w1.get('p_holm', float('nan')):.2g} |"
+            )
+        p0 = first.get("profession_test", {}).get("p_value")
+        p1 = last["profession_test"]["p_value"]
+        lines += [
+            "",
+            "gap = mean association (male person words) − mean association (female person "
+            "words), association = ln P(person | profession) / P(person | profession "
+            "masked) (BEC-Pro, Bartl et al. 2020); CIs are bootstrapped over professions.",
+            "Profession-level permutation test (male vs female professions): p = "
+            f"{'n/a' if p0 is None else f'{p0:.3g}'} before, {p1:.3g} after.",
+            "",
+            f"Verdict after: {last.get('verdict', 'n/a')}",
+        ]
+        return "\n".join(lines)
 
     def format_report(self, summary: dict[str, Any]) -> str:
         """A short table: per group means, gap with CI over professions, r, Holm p."""
@@ -441,23 +363,44 @@ class BecPro(Benchmark):
         return "\n".join(lines)
 
 
-def verdict(summary: dict[str, Any]) -> str:
-    """One sentence resting on sign, effect size and the profession-level test only.
+def _signed(value: float | None, digits: int) -> str:
+    """``+0.123``; never ``-0.000`` (a rounded zero has no sign); ``n/a`` for missing."""
+    if value is None or not np.isfinite(value):
+        return "n/a"
+    text = f"{value:+.{digits}f}"
+    return f"{0:.{digits}f}" if float(text) == 0 else text
 
-    Row-level Wilcoxon p-values are reported but not used: rows share sentences,
-    professions and person words, so they overstate significance.
+
+def _fmt_ci(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if low is None or high is None:
+        return format_value(value)
+    return f"{format_value(value)} [{format_value(low)}, {format_value(high)}]"
+
+
+def verdict(summary: dict[str, Any]) -> str:
+    """One sentence resting on size, sign and the profession-level test only.
+
+    Gaps below :data:`MEANINGFUL_GAP` nats in both male and female professions are "no
+    meaningful gap" whatever the test says (a test finds tiny, consistent differences
+    significant). Row-level Wilcoxon p-values are reported but not used: rows share
+    sentences, professions and person words, so they overstate significance.
     """
     groups = summary["groups"]
     if "male" not in groups or "female" not in groups:
         return "needs both male and female profession groups for a verdict"
     test = summary["profession_test"]
     gap_m, gap_f = groups["male"]["gap"], groups["female"]["gap"]
+    r_m = groups["male"]["wilcoxon_male_vs_female"]["r"]
+    r_f = groups["female"]["wilcoxon_male_vs_female"]["r"]
     detail = (
-        f"gap {gap_m:+.3f} for male and {gap_f:+.3f} for female professions "
-        f"(r = {groups['male']['wilcoxon_male_vs_female']['r']:+.2f} / "
-        f"{groups['female']['wilcoxon_male_vs_female']['r']:+.2f}), "
+        f"gap {_signed(gap_m, 3)} for male and {_signed(gap_f, 3)} for female professions "
+        f"(r = {_signed(r_m, 2)} / {_signed(r_f, 2)}), "
         f"profession-level p = {test['p_value']:.3g}"
     )
+    if max(abs(gap_m), abs(gap_f)) < MEANINGFUL_GAP:
+        return f"no meaningful gender-profession gap (|gap| < {MEANINGFUL_GAP} nats): {detail}"
     if not np.isfinite(test["p_value"]) or test["p_value"] >= 0.05:
         return f"no significant profession-level gender association: {detail}"
     if gap_m > gap_f:

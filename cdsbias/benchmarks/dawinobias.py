@@ -4,14 +4,14 @@ The Danish translation of WinoBias type-1 sentences (Brødbæk & Koppelgaard 202
 packaged in GenDa Lens: 674 pro- and 674 anti-stereotypical sentences. The pronoun is
 masked and the model's top-1 prediction over its whole vocabulary is grouped into
 ``hun/hendes`` (hun, hende, hendes), ``han/hans`` (han, ham, hans) or ``UNK``, then compared
-with the gold pronoun's gender; see :mod:`cdsbias.benchmarks.winobias` for the metrics
+with the gold pronoun's gender; see :mod:`cdsbias.benchmarks.masked_pronoun` for the metrics
 (accuracy and per-gender F1 for pro and anti, gender effect ``log2(pro / anti)``), which
 follow ``genda_lens/lm_tasks/wino_utils.py`` exactly. The ``choice`` mode (forced choice of
 hun/han, hende/ham, hendes/hans in the gold pronoun's slot) is reported as well.
 
 Reproducing GenDa Lens (``text=genda``, the default): every sentence is lower-cased and its
 punctuation spaced off (GenDa Lens joins spaCy ``da_core_news_sm`` tokens with spaces;
-:func:`~cdsbias.benchmarks.winobias.genda_tokens` gives the identical string on all 1,348
+:func:`~cdsbias.benchmarks.masked_pronoun.genda_tokens` gives the identical string on all 1,348
 sentences without spaCy), the brackets are dropped and the
 pronoun chosen as in its ``idx_pron`` (first of hans, hendes, han, hun, ham, hende found in
 the sentence; every DaWinoBias line has exactly one pronoun, so this is the gold one, also
@@ -30,25 +30,23 @@ https://github.com/NLP-exam/DaWinoBias
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import pandas as pd
 
 from cdsbias.benchmarks.base import register
-from cdsbias.benchmarks.winobias import (
-    CONDITIONS,
-    PREDICTIONS,
-    TEXT_STYLES,
+from cdsbias.benchmarks.masked_pronoun import (
     MaskedPronounBenchmark,
-    PronounInventory,
-    _choice,
     flat_metrics,
-    read_file,
     summarize_conditions,
+)
+from cdsbias.benchmarks.masked_pronoun_data import (
+    CONDITIONS,
+    PronounInventory,
+    read_file,
     warn_quirks,
 )
-from cdsbias.errors import CdsbiasError
 
 DANISH = PronounInventory(
     language="da",
@@ -74,14 +72,28 @@ FILES = {
 }
 
 
+@dataclass
+class DaWinoBiasOptions:
+    """Options of DaWinoBias."""
+
+    prediction: Literal["top1", "choice"] = field(
+        default="top1",
+        metadata={
+            "help": "Headline mode: top1 (the model's top-1 token grouped hun/han, GenDa Lens) "
+            "or choice (forced choice between the gold form's female and male variants)."
+        },
+    )
+    text: Literal["genda", "original"] = field(
+        default="genda",
+        metadata={
+            "help": "genda: lower-cased, punctuation spaced off (GenDa Lens); original: as written."
+        },
+    )
+
+
 @register
 class DaWinoBias(MaskedPronounBenchmark):
     """DaWinoBias language-modelling task of GenDa Lens.
-
-    Options (``--option key=value``):
-        prediction: Headline mode, ``top1`` (default, GenDa Lens) or ``choice``.
-        text: ``genda`` (default: lower-cased, punctuation spaced off, as GenDa Lens) or
-            ``original``.
 
     ``--data DIR`` points at a folder holding the two ``DaWinoBias_*_evalda.txt`` files; by
     default they come from the ``genda_lens`` dataset (``cdsbias data fetch genda_lens``).
@@ -94,6 +106,12 @@ class DaWinoBias(MaskedPronounBenchmark):
         "hun/han vs gold; accuracy/F1 pro vs anti, log2 gender effect"
     )
     languages = ("da",)
+    Options = DaWinoBiasOptions
+    hub_dataset = ("genda-lens/dawinobias", "DaWinoBias (GenDa Lens)")
+    citation = (
+        "Sloth, T. R., & Rybner, A. S. (2023). GenDa Lens: Quantifying Gender Bias in Danish "
+        "Language Models. Danish WinoBias: Brødbæk, S. K., & Koppelgaard, K. (2021)."
+    )
     inventory = DANISH
     hint = (
         "dawinobias is a Danish benchmark: evaluate a Danish or multilingual masked LM, or use "
@@ -101,30 +119,14 @@ class DaWinoBias(MaskedPronounBenchmark):
     )
     choice_title = "forced choice hun/han, hende/ham, hendes/hans"
 
-    def __init__(
-        self,
-        *,
-        data_file: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        language: str | None = None,
-        prediction: str = "top1",
-        text: str = "genda",
-    ) -> None:
-        # The evaluate CLI passes its default language "en" to every benchmark; this one
-        # only has Danish data, so "en" (or nothing) means the Danish data set.
-        if language not in (None, "en", "da"):
-            raise CdsbiasError(
-                f"Benchmark 'dawinobias' has no '{language}' data; it is Danish only."
-            )
-        super().__init__(data_file=data_file, data_dir=data_dir, language="da")
-        self.prediction = _choice(prediction, PREDICTIONS, "prediction mode")
-        self.text = _choice(text, TEXT_STYLES, "text style")
-
     def load(self) -> pd.DataFrame:
         frames = []
         for condition in CONDITIONS:
             rows = read_file(
-                self._path(FILES[condition]), DANISH, selection="genda", text_style=self.text
+                self._path(FILES[condition]),
+                DANISH,
+                selection="genda",
+                text_style=self.options.text,
             )
             rows.insert(0, "condition", condition)
             frames.append(rows)
@@ -134,12 +136,12 @@ class DaWinoBias(MaskedPronounBenchmark):
 
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         summary: dict[str, Any] = {
-            "prediction": self.prediction,
-            "text": self.text,
+            "prediction": self.options.prediction,
+            "text": self.options.text,
             **summarize_conditions(scored),
             "rows_with_unbracketed_pronoun": int(scored["quirk"].str.contains("unbracketed").sum()),
         }
-        return summary, flat_metrics(summary, self.prediction)
+        return summary, flat_metrics(summary, self.options.prediction)
 
     def format_report(self, summary: dict[str, Any]) -> str:
         return "\n".join(

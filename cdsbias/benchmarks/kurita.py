@@ -51,17 +51,17 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.kurita_data import _resource_table, load_word_lists
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MASK_PLACEHOLDER, MaskedLMScorer
+from cdsbias.stats import effect_size, permutation_p_value
 
 TARGET_SLOT = "GGG"
 ATTRIBUTE_SLOT = "XXX"
@@ -211,121 +211,38 @@ def bias_score(
     return {k: float(v) for k, v in score_items(scorer, [item]).iloc[0].items()}
 
 
-def effect_size(x: np.ndarray, y: np.ndarray) -> float:
-    """``(mean x - mean y) / (sample std of x and y pooled + 1e-8)`` (reference formula)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    pooled = np.concatenate([x, y])
-    if len(x) == 0 or len(y) == 0 or len(pooled) < 2:
-        return float("nan")
-    return float((x.mean() - y.mean()) / (pooled.std(ddof=1) + 1e-8))
+@dataclass
+class KuritaOptions:
+    """Options of the Kurita benchmark."""
 
-
-def permutation_p_value(
-    x: np.ndarray, y: np.ndarray, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0
-) -> float:
-    """Two-sided Monte Carlo permutation test of the mean difference (reference definition).
-
-    ``p = #{|mean(z[:n]) - mean(z[n:])| > |mean x - mean y|} / permutations`` over random
-    shuffles ``z`` of ``x`` and ``y`` pooled; strict ``>`` and no +1, as
-    ``exact_mc_perm_test`` of Kurita et al.'s script. Vectorised in blocks and seeded.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if len(x) == 0 or len(y) == 0 or permutations < 1:
-        return float("nan")
-    pooled = np.concatenate([x, y])
-    n = len(x)
-    observed = abs(x.mean() - y.mean())
-    rng = np.random.default_rng(seed)
-    count = done = 0
-    block = max(1, min(permutations, 2_000_000 // len(pooled)))
-    while done < permutations:
-        size = min(block, permutations - done)
-        shuffled = rng.permuted(np.broadcast_to(pooled, (size, len(pooled))), axis=1)
-        diffs = np.abs(shuffled[:, :n].mean(axis=1) - shuffled[:, n:].mean(axis=1))
-        count += int(np.count_nonzero(diffs > observed))
-        done += size
-    return count / permutations
-
-
-def _resource_table(filename: str, columns: tuple[str, ...]) -> pd.DataFrame:
-    """One of the packaged Kurita TSV files as a frame (header checked by ``_read_tsv``)."""
-    source = f"resources/kurita/{filename}"
-    rows = [fields for _, fields in _read_tsv(_resource(filename), source, columns)]
-    return pd.DataFrame(rows, columns=list(columns))
-
-
-def _resource(name: str) -> str:
-    return resources.files("cdsbias").joinpath("resources", "kurita", name).read_text("utf-8")
-
-
-def _read_tsv(text: str, source: str, columns: Sequence[str]) -> list[tuple[int, list[str]]]:
-    """Tab-separated rows (after a header) with their 1-based line numbers; strict width."""
-    rows = []
-    lines = text.splitlines()
-    if not lines or [c.strip() for c in lines[0].split("\t")] != list(columns):
-        raise CdsbiasError(f"{source}:1: expected the header {' | '.join(columns)}.")
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        fields = [f.strip() for f in line.split("\t")]
-        if len(fields) != len(columns) or not all(fields):
-            raise CdsbiasError(
-                f"{source}:{number}: expected {len(columns)} non-empty tab-separated fields "
-                f"({', '.join(columns)}), got {line!r}."
-            )
-        rows.append((number, fields))
-    return rows
-
-
-def load_word_lists(
-    attributes_file: str | Path | None = None,
-) -> tuple[dict[str, list[str]], pd.DataFrame, pd.DataFrame]:
-    """Reads ``(attribute sets, templates, tests)`` from the package data.
-
-    Args:
-        attributes_file: A ``set<TAB>word`` file replacing the packaged attribute lists.
-    """
-    if attributes_file is not None:
-        path = Path(attributes_file)
-        if not path.is_file():
-            raise CdsbiasError(f"Attribute file {path} not found.")
-        attr_text, attr_source = path.read_text(encoding="utf-8"), str(path)
-    else:
-        attr_text, attr_source = _resource("attributes.tsv"), "resources/kurita/attributes.tsv"
-    sets: dict[str, list[str]] = {}
-    for _, (name, word) in _read_tsv(attr_text, attr_source, ("set", "word")):
-        sets.setdefault(name, []).append(word)
-    templates = _resource_table(
-        "templates.tsv", ("targets", "template", "first_words", "second_words")
+    tests: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Subset of career_family, math_arts, science_arts, pleasant_unpleasant "
+            "(or of the tests of --data); default: all."
+        },
     )
-    tests = _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
-    return sets, templates, tests
+    permutations: int = field(
+        default=DEFAULT_PERMUTATIONS,
+        metadata={"help": "Monte Carlo permutations per test (reference: 100000)."},
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the permutation test."})
+    vocab_filter: bool = field(
+        default=False,
+        metadata={
+            "help": "Drop attribute words of several word pieces, as the reference script's "
+            "to_words(filter_oov=True) does."
+        },
+    )
 
-
-def _as_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    raise CdsbiasError(f"Expected true or false, got {value!r}.")
+    def __post_init__(self) -> None:
+        if self.permutations < 1:
+            raise CdsbiasError(f"kurita permutations must be >= 1, not {self.permutations}.")
 
 
 @register
 class Kurita(Benchmark):
     """Kurita et al. (2019) WEAT-style tests with prior-corrected log-probability scores.
-
-    Options (``--option key=value``):
-        tests: Comma-separated subset of career_family, math_arts, science_arts,
-            pleasant_unpleasant (default: all).
-        permutations: Monte Carlo permutations per test (default 100000).
-        seed: Seed of the permutation test (default 0).
-        vocab_filter: Drop attribute words that are several word pieces, as the reference
-            script's ``to_words(filter_oov=True)`` does (default false).
 
     ``--data FILE`` replaces the attribute lists by a ``set<TAB>word`` file (same set names).
     """
@@ -337,40 +254,34 @@ class Kurita(Benchmark):
         "effect size + permutation test"
     )
     languages = ("en",)
+    undefined_reason = "an effect size needs attribute words on both sides of each test"
+    Options = KuritaOptions
+    curve_title = "effect size per test"
+    curve_ylabel = "effect size (pooled SD units; 0 = unbiased)"
+    hub_dataset = ("kurita-weat", "Kurita et al. 2019 WEAT tests")
+    citation = (
+        "Kurita, K., Vyas, N., Pareek, A., Black, A. W., & Tsvetkov, Y. (2019). Measuring "
+        "Bias in Contextualized Word Representations. GeBNLP @ ACL 2019."
+    )
 
-    def __init__(
-        self,
-        *,
-        data_file: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        language: str = "en",
-        tests: str | Sequence[str] | None = None,
-        permutations: int | str = DEFAULT_PERMUTATIONS,
-        seed: int | str = 0,
-        vocab_filter: bool | str = False,
-    ) -> None:
-        super().__init__(data_file=data_file, data_dir=data_dir, language=language)
-        self.tests = (
-            [t.strip() for t in tests.split(",") if t.strip()]
-            if isinstance(tests, str)
-            else list(tests)
-            if tests
-            else None
+    def headline_metrics(self) -> tuple[Metric, ...]:
+        """The effect size of each gender test run (control tests only if nothing else)."""
+        table = _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
+        chosen = table[table["test"].isin(self.options.tests)] if self.options.tests else table
+        gender = chosen[chosen["targets"] == "gender"]
+        names = (gender if len(gender) else chosen)["test"].tolist() or self.options.tests or []
+        return tuple(
+            Metric(f"{test}_effect_size", f"effect size, {test}", "Cohen's d", "closer")
+            for test in names
         )
-        try:
-            self.permutations = int(permutations)
-            self.seed = int(seed)
-        except ValueError as exc:
-            raise CdsbiasError(f"kurita: permutations and seed must be integers ({exc}).") from exc
-        self.vocab_filter = _as_bool(vocab_filter)
 
     def load(self) -> pd.DataFrame:
         sets, templates, tests = load_word_lists(self.data_file)
-        if self.tests is not None:
-            for name in self.tests:
+        if self.options.tests is not None:
+            for name in self.options.tests:
                 if name not in set(tests["test"]):
                     raise unknown_name_error("kurita test", name, tests["test"])
-            tests = tests[tests["test"].isin(self.tests)]
+            tests = tests[tests["test"].isin(self.options.tests)]
         records = []
         for test in tests.itertuples(index=False):
             chosen = templates[templates["targets"] == test.targets]
@@ -409,7 +320,7 @@ class Kurita(Benchmark):
             for row in rows.itertuples(index=False)
         ]
         scores = score_items(scorer, items)
-        out = rows.reset_index(drop=True).copy()
+        out = rows.copy()  # keeps the index: shards scored on several ranks are re-joined on it
         for column in SCORE_COLUMNS:
             out[column] = scores[column].to_numpy()
         # Pieces of the attribute as the model sees it in the template (for vocab_filter).
@@ -427,20 +338,22 @@ class Kurita(Benchmark):
         split = float(np.mean(out["attribute_pieces"] > 1)) if len(out) else 0.0
         if split > 0.5:
             warnings.warn(
-                f"kurita: {split:.0%} of the English attribute words are several tokens for this "
-                "model, so it is probably not an English model; the word lists and templates "
-                "are English. Evaluate an English (or multilingual) masked LM.",
+                f"kurita: {split:.0%} of the attribute words are several word pieces for this "
+                "model's tokenizer (common with small vocabularies, and with non-English "
+                "models); their fill-in probabilities are chain-rule products over the pieces, "
+                "lower than single-piece scores, so target_fill_bias compares unlike units. "
+                "vocab_filter=true keeps single-piece words only, as the reference script does.",
                 stacklevel=2,
             )
         return out
 
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
-        used = scored[scored["attribute_pieces"] == 1] if self.vocab_filter else scored
+        used = scored[scored["attribute_pieces"] == 1] if self.options.vocab_filter else scored
         summary: dict[str, Any] = {
             "score": "gender_fill_bias_prior_corrected",
-            "permutations": self.permutations,
-            "seed": self.seed,
-            "vocab_filter": self.vocab_filter,
+            "permutations": self.options.permutations,
+            "seed": self.options.seed,
+            "vocab_filter": self.options.vocab_filter,
             "tests": {},
         }
         metrics: dict[str, float] = {}
@@ -457,14 +370,16 @@ class Kurita(Benchmark):
                 "mean_x": float(np.mean(main_x)) if len(x) else float("nan"),
                 "mean_y": float(np.mean(main_y)) if len(y) else float("nan"),
                 "effect_size": effect_size(main_x, main_y),
-                "p_value": permutation_p_value(main_x, main_y, self.permutations, self.seed),
+                "p_value": permutation_p_value(
+                    main_x, main_y, self.options.permutations, self.options.seed
+                ),
                 "target_fill_effect_size": effect_size(
                     x["target_fill_bias"].to_numpy(), y["target_fill_bias"].to_numpy()
                 ),
                 "dropped_multi_piece": int(
                     (scored[scored["test"] == test]["attribute_pieces"] > 1).sum()
                 )
-                if self.vocab_filter
+                if self.options.vocab_filter
                 else 0,
             }
             summary["tests"][test] = result

@@ -39,16 +39,17 @@ import json
 import math
 import string
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from cdsbias.benchmarks.base import Benchmark, register
+from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.extra_suite import check_language
+from cdsbias.scoring.language import check_language
 
 FILE = "stereoset_dev_flat.jsonl"
 LABELS = ("stereotype", "anti-stereotype", "unrelated")
@@ -253,14 +254,23 @@ def term_counts(scored: pd.DataFrame) -> dict[str, Counter]:
     return counts
 
 
+@dataclass
+class StereoSetOptions:
+    """Options of StereoSet."""
+
+    n_resamples: int = field(
+        default=1000, metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs."}
+    )
+    seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+
+    def __post_init__(self) -> None:
+        if self.n_resamples < 1:
+            raise CdsbiasError(f"stereoset n_resamples must be >= 1, not {self.n_resamples}.")
+
+
 @register
 class StereoSet(Benchmark):
-    """StereoSet intrasentence SS, LMS and ICAT per bias type (bias-bench conventions).
-
-    Options:
-        n_resamples: Bootstrap resamples (over clusters) of the 95% CIs.
-        seed: Seed of the bootstrap.
-    """
+    """StereoSet intrasentence SS, LMS and ICAT per bias type (bias-bench conventions)."""
 
     name = "stereoset"
     dataset = "stereoset"
@@ -269,19 +279,21 @@ class StereoSet(Benchmark):
         "ICAT per bias type (gender, profession, race, religion)"
     )
     languages = ("en",)
-
-    def __init__(
-        self,
-        *,
-        data_file: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        language: str | None = None,
-        n_resamples: int = 1000,
-        seed: int = 0,
-    ) -> None:
-        super().__init__(data_file=data_file, data_dir=data_dir, language=language)
-        self.n_resamples = int(n_resamples)
-        self.seed = int(seed)
+    undefined_reason = "SS and ICAT need clusters (of that bias type)"
+    Options = StereoSetOptions
+    headline = (
+        Metric("ss", "stereotype score SS (all)", "%", "closer", 50),
+        Metric("ss_gender", "stereotype score SS (gender)", "%", "closer", 50),
+        Metric("lms", "language modeling score LMS (all)", "%", "higher", 100),
+        Metric("icat", "idealized CAT score ICAT (all)", "score", "higher", 100),
+    )
+    curve_title = "stereotype score and ICAT (95% CI over clusters)"
+    curve_ylabel = "SS (%; 50 = unbiased) / ICAT (100 = ideal)"
+    hub_dataset = ("McGill-NLP/stereoset", "StereoSet (intrasentence, dev)")
+    citation = (
+        "Nadeem, M., Bethke, A., & Reddy, S. (2021). StereoSet: Measuring stereotypical bias "
+        "in pretrained language models. ACL 2021."
+    )
 
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
@@ -353,14 +365,14 @@ class StereoSet(Benchmark):
         for bias in types:
             part = scored[scored["bias_type"] == bias]
             by_type[bias] = stereoset_scores(term_counts(part))
-            by_type[bias].update(bootstrap_cis(part, self.n_resamples, self.seed))
+            by_type[bias].update(bootstrap_cis(part, self.options.n_resamples, self.options.seed))
         overall = stereoset_scores(term_counts(scored))
-        overall.update(bootstrap_cis(scored, self.n_resamples, self.seed))
+        overall.update(bootstrap_cis(scored, self.options.n_resamples, self.options.seed))
         summary: dict[str, Any] = {
             "benchmark": self.name,
             "task": "intrasentence",
             "n_clusters": len(scored),
-            "n_resamples": self.n_resamples,
+            "n_resamples": self.options.n_resamples,
             "overall": overall,
             "by_bias_type": by_type,
         }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdsbias.cds.corpus import should_substitute, validate_settings
+from cdsbias.cds.corpus import DEFAULT_PROBABILITY, should_substitute, validate_settings
 from cdsbias.cds.engine import CounterfactualSubstituter, Edit, apply_edits, map_offset
 from cdsbias.cds.report import SubstitutionReport
 from cdsbias.errors import CdsbiasError
@@ -147,7 +147,7 @@ def counterfactual_gap(
     substituter: CounterfactualSubstituter,
     *,
     mode: str = "cds",
-    probability: float = 0.5,
+    probability: float = DEFAULT_PROBABILITY,
     seed: int = 0,
 ) -> tuple[GapTable, SubstitutionReport]:
     """Builds the CDS or CDA version of a GAP table.

@@ -8,9 +8,9 @@ a list finds the mistake at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
+from cdsbias import resources
 from cdsbias.errors import CdsbiasError
 
 # Decided by context in cdsbias.cds.pronouns, so a word list must not map them blindly.
@@ -21,7 +21,7 @@ AMBIGUITY_CLASSES = ("word", "proper")
 
 def resource_path(filename: str) -> Path:
     """Returns the path of a file shipped in ``cdsbias/resources/wordlists``."""
-    return Path(str(resources.files("cdsbias").joinpath("resources", "wordlists", filename)))
+    return resources.resource_path("wordlists", filename)
 
 
 @dataclass(frozen=True)

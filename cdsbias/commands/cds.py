@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cdsbias.cds.corpus import DEFAULT_PROBABILITY
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``cds`` command."""
@@ -22,9 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--probability",
         type=float,
-        default=0.5,
+        default=DEFAULT_PROBABILITY,
         metavar="P",
-        help="CDS: probability that a row is substituted (default 0.5; 1.0 swaps every row)",
+        help=f"CDS: probability that a row is substituted (default {DEFAULT_PROBABILITY}, as "
+        "Hall Maudslay et al. 2019 and the recipes' cds_probability; 1.0 swaps every row, "
+        "the GAP setup of Bartl et al. 2020)",
     )
     parser.add_argument(
         "--names",

@@ -20,21 +20,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     fetch_parser.add_argument("names", nargs="+", metavar="NAME", help="dataset names or 'all'")
     fetch_parser.add_argument(
+        "--data-dir",
         "--from",
         dest="from_dir",
         type=Path,
-        help="copy from this folder instead of downloading (e.g. ../shared/data)",
+        help="copy from this data folder (laid out like shared/data) instead of downloading; "
+        "--from is the old name",
     )
     fetch_parser.add_argument(
+        "--out",
         "--to",
         dest="to_dir",
         type=Path,
-        help="data folder to write into (default: $CDSBIAS_DATA_DIR or ~/.cache/cdsbias/data)",
+        help="data folder to write into (default: $CDSBIAS_DATA_DIR or ~/.cache/cdsbias/data); "
+        "--to is the old name",
     )
     fetch_parser.set_defaults(func=_run_fetch)
 
     list_parser = actions.add_parser("list", help="list the datasets and whether they are cached")
-    list_parser.add_argument("--dir", dest="data_dir", type=Path, help="data folder to inspect")
+    list_parser.add_argument(
+        "--data-dir", "--dir", dest="data_dir", type=Path, help="data folder to inspect"
+    )
     list_parser.set_defaults(func=_run_list)
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,8 @@ from cdsbias.errors import CdsbiasError
 
 
 def register(subparsers: Any) -> None:
+    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, load_all
+
     parser = subparsers.add_parser(
         "evaluate",
         help="score a masked LM on bias benchmarks",
@@ -21,8 +21,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("model", help="hub model id (e.g. bert-base-uncased) or local folder")
     parser.add_argument(
-        "--benchmark", "-b", default="becpro",
-        help="benchmark name(s), comma-separated (see `cdsbias benchmarks`); default becpro",
+        "--benchmark", "-b", default=",".join(DEFAULT_BENCHMARKS),
+        help="benchmark name(s), comma-separated (see `cdsbias benchmarks`); default "
+        f"{','.join(DEFAULT_BENCHMARKS)}",
     )  # fmt: skip
     parser.add_argument("--out", "-o", required=True, type=Path, help="output folder")
     parser.add_argument("--data", type=Path, help="data file to use instead of the default")
@@ -33,86 +34,135 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--language", help="data language, e.g. en or de (default: each benchmark's own)"
     )
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="[NAME.]KEY=VALUE",
+        help="benchmark option, repeatable; values are YAML (--option n_resamples=2000, "
+        "--option NAME.KEY=VALUE for one benchmark). A bare KEY goes to every named "
+        "benchmark that has it; `cdsbias benchmarks NAME` lists the options",
+    )  # fmt: skip
     parser.add_argument("--batch-size", type=int, default=64, help="sequences per forward pass")
     parser.add_argument("--device", help="torch device (default: cuda, mps or cpu)")
-    parser.add_argument(
-        "--compat", choices=["bartl2020"],
-        help="BEC-Pro: reproduce the authors' original evaluation code exactly",
-    )  # fmt: skip
-    parser.add_argument(
-        "--mask-per", choices=["word", "piece"],
-        help="BEC-Pro: mask the profession with one [MASK] per word (default) or word piece",
-    )  # fmt: skip
-    parser.add_argument(
-        "--option", action="append", default=[], metavar="KEY=VALUE",
-        help="extra benchmark option, repeatable (e.g. --option n_resamples=2000)",
-    )  # fmt: skip
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    # Flags that older releases had for one benchmark; they still work, with a warning.
+    load_all()
+    for name in sorted(REGISTRY):
+        for flag, (option, choices) in REGISTRY[name].deprecated_flags.items():
+            parser.add_argument(
+                flag, choices=choices or None, dest=f"deprecated:{name}.{option}",
+                help=f"deprecated: use --option {name}.{option}=VALUE",
+            )  # fmt: skip
     parser.set_defaults(func=run_evaluate)
 
-    listing = subparsers.add_parser("benchmarks", help="list the registered benchmarks")
+    listing = subparsers.add_parser(
+        "benchmarks",
+        help="list the registered benchmarks, or show one benchmark's options",
+    )
+    listing.add_argument("name", nargs="?", help="a benchmark: show its options and metrics")
     listing.set_defaults(func=run_list)
 
 
-def run_list(_args: argparse.Namespace) -> int:
+def run_list(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import get_benchmark, list_benchmarks
+    from cdsbias.options import field_help
 
-    for name, description in list_benchmarks().items():
-        languages = ", ".join(get_benchmark(name).languages)
-        print(f"{name:<14} [{languages}] {description}")
+    if not getattr(args, "name", None):
+        for name, description in list_benchmarks().items():
+            languages = ", ".join(get_benchmark(name).languages)
+            print(f"{name:<14} [{languages}] {description}")
+        return 0
+    cls = get_benchmark(args.name)
+    print(f"{cls.name}: {cls.description}")
+    print(f"languages: {', '.join(cls.languages)} (default {cls.languages[0]})")
+    rows = field_help(cls.Options)
+    print("options (--option KEY=VALUE, or in a recipe bias_benchmarks: {NAME: {KEY: VALUE}}):")
+    if not rows:
+        print("  (none)")
+    for key, kind, default, text in rows:
+        print(f"  {key} ({kind}, default {default!r})")
+        if text:
+            print(f"      {text}")
+    print("headline metrics:")
+    for metric in cls().headline_metrics():
+        print(f"  {metric.key}: {metric.label} [{metric.unit}], {metric.direction}")
     return 0
 
 
-def _parse_value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+def option_specs(
+    names: list[str], items: list[str], deprecated: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """``--option`` items -> ``{benchmark: {option: value}}``.
+
+    ``NAME.KEY=VALUE`` goes to one benchmark; a bare ``KEY=VALUE`` to every named benchmark
+    whose options have KEY (an error if none has it).
+
+    Raises:
+        CdsbiasError: Malformed item, a NAME that was not selected, or a KEY no selected
+            benchmark has (with the closest valid one).
+    """
+    import dataclasses
+
+    from cdsbias.benchmarks import get_benchmark
+    from cdsbias.options import parse_key_values, unknown_key_error
+
+    specs: dict[str, dict[str, Any]] = {name: {} for name in names}
+    fields = {
+        name: {f.name for f in dataclasses.fields(get_benchmark(name).Options)} for name in names
+    }
+    for key, value in [*parse_key_values(items, "--option").items(), *deprecated.items()]:
+        target, dot, option = key.rpartition(".")
+        option = option.replace("-", "_")
+        if dot:
+            if target not in specs:
+                raise CdsbiasError(
+                    f"--option {key}: '{target}' is not among the benchmarks evaluated "
+                    f"({', '.join(names)})."
+                )
+            specs[target][option] = value
+            continue
+        takers = [name for name in names if option in fields[name]]
+        if not takers:
+            valid = set().union(*fields.values())
+            raise unknown_key_error(option, valid, f"option of {', '.join(names)}")
+        for name in takers:
+            specs[name][option] = value
+    return specs
 
 
 def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
     """Instantiates each named benchmark with the options that were given for it."""
-    from cdsbias.benchmarks import get_benchmark
+    from cdsbias.benchmarks import build_benchmark, get_benchmark
 
-    options: dict[str, Any] = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CdsbiasError(f"--option expects KEY=VALUE, got {item!r}.")
-        options[key.strip().replace("-", "_")] = _parse_value(value.strip())
-    for flag in ("compat", "mask_per"):
-        if getattr(args, flag, None) is not None:
-            options[flag] = getattr(args, flag)
+    for name in names:
+        get_benchmark(name)  # unknown names fail first, with "Did you mean"
+    deprecated = {}
+    for dest, value in vars(args).items():
+        if dest.startswith("deprecated:") and value is not None:
+            key = dest.removeprefix("deprecated:")
+            name, option = key.split(".", 1)
+            flag = "--" + option.replace("_", "-")
+            warnings.warn(
+                f"{flag} is deprecated and will be removed in the next release; use "
+                f"--option {name}.{option}={value}.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if name in names:
+                deprecated[key] = value
     if args.data is not None and len(names) > 1:
         raise CdsbiasError("--data names one file, so it takes one --benchmark; use --data-dir.")
-    benchmarks = []
-    for name in names:
-        cls = get_benchmark(name)
-        accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
-        for key in options:
-            if key not in accepted:
-                flag = "--" + key.replace("_", "-")
-                raise CdsbiasError(f"Benchmark '{name}' has no option {flag}.")
-        benchmarks.append(
-            cls(data_file=args.data, data_dir=args.data_dir, language=args.language, **options)
+    specs = option_specs(names, args.option, deprecated)
+    return [
+        build_benchmark(
+            name, specs[name], data_file=args.data, data_dir=args.data_dir, language=args.language
         )
-    return benchmarks
-
-
-def _one_line_warnings() -> None:
-    def show(message, category, filename, lineno, file=None, line=None):
-        print(f"warning: {message}", file=sys.stderr)
-
-    warnings.showwarning = show
+        for name in names
+    ]
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from cdsbias.benchmarks import BenchmarkResult, write_result
+    from cdsbias.benchmarks import write_result
 
-    _one_line_warnings()
     names = [n.strip() for n in args.benchmark.split(",") if n.strip()]
     if not names:
         raise CdsbiasError("--benchmark names no benchmark.")
@@ -122,7 +172,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
     benchmarks = build_benchmarks(names, args)
     # Read every data set before the (slow) model load, so bad data fails fast.
-    data = [benchmark.load() for benchmark in benchmarks]
+    for benchmark in benchmarks:
+        _ = benchmark.rows
 
     from cdsbias.scoring import MaskedLMScorer
 
@@ -133,13 +184,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
         revision=args.revision,
         progress=not args.quiet,
     )
-    for benchmark, rows in zip(benchmarks, data):
-        scored = benchmark.score(scorer, rows)
-        summary, metrics = benchmark.summarize(scored)
-        summary["model"] = args.model
-        result = BenchmarkResult(
-            benchmark.name, scored, summary, metrics, benchmark.format_report(summary)
-        )
+    for benchmark in benchmarks:
+        result = benchmark.evaluate(scorer, annotate={"model": args.model})
+        if result is None:  # only ranks > 0 of a sharded run get None
+            continue
         folder = write_result(result, args.out)
         if not args.quiet:
             print(result.report)

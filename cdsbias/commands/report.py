@@ -19,22 +19,29 @@ def register(subparsers: Any) -> None:
 
 
 def run_summary(run: Path) -> dict[str, Any]:
-    """Headline numbers of a run: first vs last evaluated point."""
-    from cdsbias.train.callback import read_points
+    """Headline numbers of a run, first vs last evaluated point.
+
+    Returns:
+        ``first_step``, ``last_step``, ``benchmarks`` ({name: [(metric, before, after)]})
+        and, when recorded, ``heldout_loss`` (before, after) and its relative change.
+    """
+    from cdsbias.train.callback import headline_of, read_points
 
     points = read_points(run)
     if not points:
         raise CdsbiasError(f"{run} has no bias_metrics.jsonl points; is it a train.py output?")
     first, last = points[0], points[-1]
-    summary: dict[str, Any] = {"first_step": first["step"], "last_step": last["step"]}
-    metrics0 = first.get("benchmarks", {}).get("becpro", {}).get("metrics", {})
-    metrics1 = last.get("benchmarks", {}).get("becpro", {}).get("metrics", {})
-    if "mean_abs_gap" in metrics0 and "mean_abs_gap" in metrics1:
-        summary["mean_abs_gap"] = (metrics0["mean_abs_gap"], metrics1["mean_abs_gap"])
-        if metrics0["mean_abs_gap"]:
-            summary["gap_reduction"] = 1 - metrics1["mean_abs_gap"] / metrics0["mean_abs_gap"]
-        for key in ("gap_male", "gap_female", "gap_balanced", "profession_test_p"):
-            summary[key] = (metrics0.get(key), metrics1.get(key))
+    summary: dict[str, Any] = {
+        "first_step": first["step"],
+        "last_step": last["step"],
+        "benchmarks": {},
+    }
+    for name, entry in last.get("benchmarks", {}).items():
+        before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
+        summary["benchmarks"][name] = [
+            (metric, before.get(metric.key), entry["metrics"].get(metric.key))
+            for metric in headline_of(entry)
+        ]
     if "heldout_loss" in first and "heldout_loss" in last:
         summary["heldout_loss"] = (first["heldout_loss"], last["heldout_loss"])
         summary["heldout_loss_change"] = last["heldout_loss"] / first["heldout_loss"] - 1
@@ -42,28 +49,25 @@ def run_summary(run: Path) -> dict[str, Any]:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from cdsbias.benchmarks import format_value
     from cdsbias.train.callback import CURVE_FILE, METRICS_FILE
 
     run = args.run
     summary = run_summary(run)
     step0, step1 = summary["first_step"], summary["last_step"]
-    print(f"{'':34}{'step ' + str(step0):>12}{'step ' + str(step1):>12}")
-    labels = {
-        "gap_male": "BEC-Pro gap, male professions",
-        "gap_female": "BEC-Pro gap, female professions",
-        "gap_balanced": "BEC-Pro gap, balanced professions",
-        "mean_abs_gap": "mean |gap| (male + female prof.)",
-        "profession_test_p": "profession-level permutation p",
-        "heldout_loss": "held-out MLM loss (original text)",
-    }
-    for key, label in labels.items():
-        if key in summary and None not in summary[key]:
-            before, after = summary[key]
-            print(f"{label:<34}{before:>12.4g}{after:>12.4g}")
-    if "gap_reduction" in summary:
-        print(f"mean |gap| dropped by {summary['gap_reduction']:.1%}")
-    if "heldout_loss_change" in summary:
-        print(f"held-out MLM loss changed by {summary['heldout_loss_change']:+.1%}")
+    width = 44
+    print(f"{'':{width}}{'step ' + str(step0):>12}{'step ' + str(step1):>12}")
+    for name, rows in summary["benchmarks"].items():
+        for metric, before, after in rows:
+            label = f"{name}: {metric.label}"[: width - 1]
+            print(f"{label:<{width}}{format_value(before):>12}{format_value(after):>12}  "
+                  f"{metric.change(before, after)}")  # fmt: skip
+    if "heldout_loss" in summary:
+        before, after = summary["heldout_loss"]
+        change = summary["heldout_loss_change"]
+        label = "held-out MLM loss (original text)"
+        print(f"{label:<{width}}{before:>12.4f}{after:>12.4f}  "
+              f"{'rose' if change > 0 else 'dropped'} by {abs(change):.1%}")  # fmt: skip
     print(f"bias curve:   {run / CURVE_FILE}")
     print(f"bias metrics: {run / METRICS_FILE}")
     wandb_runs = sorted((run / "wandb").glob("offline-run-*"))

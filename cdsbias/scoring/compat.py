@@ -10,7 +10,8 @@ from cdsbias' default scoring in four ways, each reproduced here on purpose:
 2. **Attention mask ``id > 0``.** Only id 0 is masked out, so the padding ``[MASK]``
    tokens *are attended to* and change the predictions (BERT's ``[PAD]`` is id 0, which
    never occurs after 1.). With RoBERTa-style vocabularies, whose ``<s>`` is id 0, the
-   start token is masked out instead.
+   start token is masked out instead: the mode is defined for BERT vocabularies only, and
+   warns on any other.
 3. **First-[MASK] indexing.** The person is read at the first mask of ``Sent_TAM``; the
    target id is the token of the unmasked ``Sentence`` at that index. A person word of
    several pieces is scored by its first piece only, and an index shifted by a
@@ -25,6 +26,7 @@ are *data*, not code: compat mode scores whatever ``Sent_TM``/``Sent_TAM`` the f
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,10 +65,27 @@ def bartl2020_associations(
 
     Returns:
         ``(p_tm, p_tam, association)`` as float64 arrays.
+
+    Warns:
+        UserWarning: When the vocabulary's id 0 is not the padding token, so the
+            original's ``id > 0`` attention mask hides a real token from the model.
     """
     import torch
 
+    tokenizer = scorer.tokenizer
+    if tokenizer.pad_token_id != 0:
+        zero = tokenizer.convert_ids_to_tokens(0)
+        warnings.warn(
+            "--compat bartl2020 is defined for BERT vocabularies, whose [PAD] is id 0; in "
+            f"this model's vocabulary id 0 is {zero!r}, which the original code's attention "
+            "mask (id > 0) hides from the model wherever it occurs, so the numbers match "
+            "neither the paper's procedure nor cdsbias' exact scoring. Drop --compat for "
+            "this model.",
+            stacklevel=2,
+        )
     length = bartl2020_max_length(sent_tm)
+    # Rows are padded or cut to this length, so it is the one input length to check.
+    scorer.check_length(length, "Every bartl2020 input (padded to the longest Sent_TM)")
     tm = _encode_fixed(scorer, sent_tm, length)
     tam = _encode_fixed(scorer, sent_tam, length)
     original = _encode_fixed(scorer, sentences, length)

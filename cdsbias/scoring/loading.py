@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,28 @@ def resolve_device(device: str | None = None) -> Any:
     return torch.device("cpu")
 
 
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[None]:
+    """Shows (``True``) or hides transformers' and huggingface_hub's progress bars
+    ("Loading weights", downloads, "Writing model shards") inside the block, then restores
+    what was set before."""
+    from transformers.utils import logging as hf_logging
+
+    if enabled or not hf_logging.is_progress_bar_enabled():
+        yield
+        return
+    import huggingface_hub.utils as hub_utils
+
+    hub_was_disabled = hub_utils.are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.enable_progress_bar()
+        if hub_was_disabled:
+            hub_utils.disable_progress_bars()
+
+
 def _missing_head_keys(model: Any, missing_keys: list[str]) -> list[str]:
     """Missing checkpoint keys that belong to the LM head rather than the encoder."""
     prefix = getattr(model, "base_model_prefix", "")
@@ -36,6 +60,7 @@ def load_masked_lm(
     *,
     revision: str | None = None,
     dtype: Any = None,
+    progress: bool = True,
 ) -> tuple[Any, Any]:
     """Loads ``(model, tokenizer)`` for masked-LM scoring.
 
@@ -48,6 +73,7 @@ def load_masked_lm(
         name_or_path: A hub model id or a local folder.
         revision: Hub revision (branch, tag or commit).
         dtype: Optional ``torch.dtype`` for the weights.
+        progress: Show transformers' progress bars (downloads, "Loading weights").
 
     Returns:
         The model in eval mode and its tokenizer.
@@ -63,7 +89,8 @@ def load_masked_lm(
     if not local and (name.startswith((".", "/", "~")) or name.count("/") > 1):
         raise CdsbiasError(f"Model folder '{name}' does not exist.")
     try:
-        config = AutoConfig.from_pretrained(name, revision=revision)
+        with progress_bars(progress):
+            config = AutoConfig.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
         offline = os.environ.get("HF_HUB_OFFLINE") == "1"
         where = "is not a local folder and could not be fetched from the Hugging Face hub"
@@ -88,12 +115,34 @@ def load_masked_lm(
     if dtype is not None:
         kwargs["dtype"] = dtype
     try:
-        model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)
+        with progress_bars(progress):
+            model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)
     except (OSError, ValueError) as exc:
         raise CdsbiasError(f"Cannot load the weights of '{name}': {exc}") from None
     finally:
         transformers.logging.set_verbosity(previous)
     head_missing = _missing_head_keys(model, list(info.get("missing_keys", [])))
+    unexpected = list(info.get("unexpected_keys", []))
+    if (
+        head_missing
+        and config.model_type in ("deberta", "deberta-v2")
+        and any(key.startswith("lm_predictions.") for key in unexpected)
+    ):
+        # Hub DeBERTa checkpoints keep their MLM head as lm_predictions.lm_head.*, which
+        # transformers loads only with config.legacy = False; the default (True) builds the
+        # cls.predictions.* head instead and would leave it random.
+        where = (
+            f"{name}/config.json"
+            if local
+            else f"the config.json of a local copy (huggingface-cli download {name} "
+            "--local-dir DIR) and pass DIR"
+        )
+        raise CdsbiasError(
+            f"Model '{name}' is a DeBERTa checkpoint whose masked-LM head is stored as "
+            'lm_predictions.*, but its config does not say "legacy": false, so transformers '
+            "would build the legacy head (cls.predictions.*) with random weights. Add "
+            f'"legacy": false to {where}.'
+        )
     if head_missing:
         shown = ", ".join(sorted(head_missing)[:3])
         raise CdsbiasError(
@@ -103,7 +152,8 @@ def load_masked_lm(
             "checkpoint."
         )
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name, revision=revision)
+        with progress_bars(progress):
+            tokenizer = AutoTokenizer.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
         raise CdsbiasError(f"Cannot load the tokenizer of '{name}': {exc}") from None
     model.eval()

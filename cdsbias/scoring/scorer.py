@@ -17,37 +17,27 @@ fill-in-the-blank probing)::
 
 so a word is scored with exactly as many mask tokens as it has pieces, and single-piece
 targets reduce to the usual ``ln softmax(logits)[t]`` at the mask.
+
+Which pieces spell a word (a word-boundary marker split off in front of it included) is
+decided at the text level, in :mod:`cdsbias.scoring.encoding`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-
-MASK_PLACEHOLDER = "[MASK]"
-
-
-@dataclass(frozen=True)
-class EncodedTarget:
-    """A target word located in a tokenized sentence.
-
-    Attributes:
-        input_ids: Token ids of the sentence with the target's pieces (and every other
-            mask slot) replaced by the mask token.
-        positions: Positions of the target's pieces in ``input_ids``, left to right.
-        target_ids: The target's piece ids, aligned with ``positions``.
-    """
-
-    input_ids: tuple[int, ...]
-    positions: tuple[int, ...]
-    target_ids: tuple[int, ...]
-
+from cdsbias.scoring.encoding import (
+    MASK_PLACEHOLDER,
+    EncodedTarget,
+    TargetEncoding,
+    _is_cased,
+    input_limit,
+)
 
 #: Cap on read rows x vocabulary entries per forward batch. A batch's log-softmax is
 #: ``[read rows, vocab]``: reading every position of 64 inputs (PLL, ABC) under XLM-R's
@@ -72,7 +62,7 @@ def _capped_batches(
         yield batch
 
 
-class MaskedLMScorer:
+class MaskedLMScorer(TargetEncoding):
     """Scores words and tokens at masked positions under a ``*ForMaskedLM`` model.
 
     Sentences use a mask placeholder for each slot (``[MASK]`` by default; the
@@ -125,7 +115,16 @@ class MaskedLMScorer:
         self.model.eval()
         self.mask_id: int = tokenizer.mask_token_id
         self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.max_length: int | None = getattr(model.config, "max_position_embeddings", None)
+        #: Longest input (special tokens included) the model takes; see :func:`input_limit`.
+        self.max_length: int | None = input_limit(model, tokenizer)
+        # Rows of the logits: the head's output size. (DeBERTa's non-legacy head reports its
+        # hidden-size dense layer as "output embeddings", so the config is asked first.)
+        self._vocab_size = int(
+            getattr(model.config, "vocab_size", None)
+            or model.get_output_embeddings().weight.shape[0]
+        )
+        #: Whether the tokenizer keeps case ("He" and "he" are different tokens).
+        self.cased: bool = _is_cased(tokenizer)
         placeholders = {MASK_PLACEHOLDER, tokenizer.mask_token}
         self._slot_pattern = re.compile("|".join(re.escape(p) for p in sorted(placeholders)))
         # Ids of the tokens a template adds around text; never scored by PLL.
@@ -147,10 +146,13 @@ class MaskedLMScorer:
         revision: str | None = None,
         progress: bool = False,
     ) -> MaskedLMScorer:
-        """Loads a hub id or local folder (see :func:`cdsbias.scoring.load_masked_lm`)."""
+        """Loads a hub id or local folder (see :func:`cdsbias.scoring.load_masked_lm`).
+
+        ``progress`` shows transformers' loading bars as well as the scoring bar.
+        """
         from cdsbias.scoring.loading import load_masked_lm, resolve_device
 
-        model, tokenizer = load_masked_lm(name_or_path, revision=revision)
+        model, tokenizer = load_masked_lm(name_or_path, revision=revision, progress=progress)
         return cls(
             model,
             tokenizer,
@@ -158,76 +160,6 @@ class MaskedLMScorer:
             device=resolve_device(device),
             progress=progress,
         )
-
-    # ------------------------------------------------------------------ text level
-    def count_slots(self, sentence: str) -> int:
-        """Number of mask placeholders in ``sentence``."""
-        return len(self._slot_pattern.findall(sentence))
-
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` with the model's special tokens (placeholders become masks)."""
-        text = self._slot_pattern.sub(self.tokenizer.mask_token, text)
-        return list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
-
-    def encode_target(self, sentence: str, target: str, slot: int = 0) -> EncodedTarget:
-        """Locates ``target`` as it would be tokenized when written into mask slot ``slot``.
-
-        The target is written into the sentence and tokenized *in context*, so the pieces
-        are the ones the model would see (RoBERTa's space-prefixed ``Ġword`` after a space,
-        a bare ``Word`` at the start, lower-casing, accents), then those pieces are masked.
-        Every other slot stays a single mask token.
-
-        Raises:
-            CdsbiasError: No mask slot, a slot index out of range, an empty target, a target
-                that maps to the unknown token, or an input longer than the model accepts.
-        """
-        pieces = self._slot_pattern.split(sentence)
-        n_slots = len(pieces) - 1
-        if n_slots == 0:
-            raise CdsbiasError(f"Sentence has no {MASK_PLACEHOLDER} slot: {sentence!r}")
-        if not 0 <= slot < n_slots:
-            raise CdsbiasError(f"Slot {slot} does not exist in {sentence!r} ({n_slots} slot(s)).")
-        if not target.strip():
-            raise CdsbiasError(f"Empty target word for {sentence!r}.")
-        mask = self.tokenizer.mask_token
-        text = pieces[0]
-        start = end = -1
-        for index, piece in enumerate(pieces[1:]):
-            if index == slot:
-                start = len(text)
-                text += target
-                end = len(text)
-            else:
-                text += mask
-            text += piece
-        encoding = self.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True)
-        ids = list(encoding["input_ids"])
-        # Tokens the template adds ([CLS], <s>, ...) have empty offsets and drop out here.
-        positions = [
-            i
-            for i, (s, e) in enumerate(encoding["offset_mapping"])
-            if e > start and s < end and e > s and ids[i] != self.mask_id
-        ]
-        if not positions:
-            raise CdsbiasError(f"Target {target!r} produced no tokens in {sentence!r}.")
-        if ids.count(self.mask_id) != n_slots - 1:
-            raise CdsbiasError(
-                f"The mask slots of {sentence!r} did not tokenize to single mask tokens."
-            )
-        target_ids = tuple(ids[p] for p in positions)
-        unk = self.tokenizer.unk_token_id
-        if unk is not None and unk in target_ids:
-            raise CdsbiasError(
-                f"Target word {target!r} maps to the unknown token "
-                f"{self.tokenizer.unk_token!r} in this model's vocabulary; it cannot be scored."
-            )
-        if self.max_length is not None and len(ids) > self.max_length:
-            raise CdsbiasError(
-                f"{sentence!r} is {len(ids)} tokens long; the model accepts {self.max_length}."
-            )
-        for p in positions:
-            ids[p] = self.mask_id
-        return EncodedTarget(tuple(ids), tuple(positions), target_ids)
 
     def target_log_probs(
         self,
@@ -247,6 +179,10 @@ class MaskedLMScorer:
 
         Returns:
             Natural-log probabilities, float64, one per sentence.
+
+        Warns:
+            LowercaseSentenceStartWarning: Once per call, when lower-case targets fill
+                sentence-initial slots of a cased model.
         """
         if len(sentences) != len(targets):
             raise CdsbiasError(f"{len(sentences)} sentences but {len(targets)} targets.")
@@ -260,6 +196,7 @@ class MaskedLMScorer:
             if key not in cache:
                 cache[key] = self.encode_target(sentence, target, slot)
             encoded.append(cache[key])
+        self.warn_lowercase_sentence_starts(cache, stacklevel=2)
         return self.encoded_log_probs(encoded)
 
     def encoded_log_probs(self, encoded: Sequence[EncodedTarget]) -> np.ndarray:
@@ -381,13 +318,15 @@ class MaskedLMScorer:
             key = tuple(ids)
             index = distinct.setdefault(key, len(distinct))
             if index == len(wanted):
+                # Raw-id callers (PLL, StereoSet, top-k) bypass encode_target's check.
+                self.check_length(len(key))
                 wanted.append({})
             if not 0 <= position < len(key):
                 raise CdsbiasError(f"Position {position} is outside a {len(key)}-token input.")
             wanted[index].setdefault(position, []).append(request)
         sequences = list(distinct)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        vocab = self._vocab_size
         read_rows = [len(positions_of) for positions_of in wanted]
         batches = list(_capped_batches(order, read_rows, self.batch_size, vocab))
         iterator: Any = batches

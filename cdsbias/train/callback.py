@@ -1,7 +1,7 @@
 """BiasEvalCallback: bias benchmarks and held-out MLM loss at step 0 and at every save.
 
 Data flows one way: Trainer -> callback -> scorer -> benchmark -> tracker. Every rank
-scores its shard of each benchmark's rows (whole professions for BEC-Pro, so shared
+scores its shard of each benchmark's rows (groups that share sentences stay together, so shared
 sentences are scored once), the shards are gathered, and the main process summarises,
 logs and writes:
 
@@ -11,12 +11,14 @@ logs and writes:
 * ``OUTPUT/checkpoint-N/bias_summary.json``: the summaries that belong to a checkpoint.
 
 Scalars go through ``Trainer.log`` (so every ``report_to`` tracker gets them); W&B also
-gets a table of per-profession associations per checkpoint.
+gets the tables each benchmark declares (:meth:`Benchmark.tracker_tables`). Nothing here
+knows a benchmark by name: labels, curves and tables come from the benchmarks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 from collections.abc import Iterator
@@ -25,7 +27,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from cdsbias.benchmarks import Benchmark, BenchmarkResult, to_json, write_result
+from cdsbias.benchmarks import Benchmark, BenchmarkResult, Metric, to_json, write_result
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_write_text
 
@@ -121,7 +123,8 @@ class BiasEvalCallback(TrainerCallback):
 
         matplotlib.use("Agg")  # checkpoints are drawn on headless machines too
         self.benchmarks = benchmarks
-        self.rows = {b.name: b.load() for b in benchmarks}
+        for benchmark in benchmarks:
+            _ = benchmark.rows  # read now: bad data fails before training starts
         self.tokenizer = tokenizer
         self.output_dir = Path(output_dir)
         self.batch_size = batch_size
@@ -189,35 +192,23 @@ class BiasEvalCallback(TrainerCallback):
         results: dict[str, BenchmarkResult] = {}
         try:
             for benchmark in self.benchmarks:
-                rows = self.rows[benchmark.name]
-                shard = benchmark.shard(rows, rank, world)
-                scored = benchmark.score(scorer, rows.iloc[shard])
-                parts = _gather(scored)
-                if rank == 0:
-                    import pandas as pd
-
-                    merged = pd.concat(parts).sort_index()
-                    summary, metrics = benchmark.summarize(merged)
-                    summary["step"] = step
-                    results[benchmark.name] = BenchmarkResult(
-                        benchmark.name, merged, summary, metrics,
-                        benchmark.format_report(summary),
-                    )  # fmt: skip
+                result = benchmark.evaluate(
+                    scorer, rank=rank, world_size=world, gather=_gather, annotate={"step": step}
+                )
+                if result is not None:
+                    results[benchmark.name] = result
         finally:
             if was_training:
                 model.train()
         logged: dict[str, float] = {}
         if rank == 0:
             point["benchmarks"] = {}
-            for name, result in results.items():
-                benchmark = next(b for b in self.benchmarks if b.name == name)
-                point["benchmarks"][name] = {
-                    "metrics": result.metrics,
-                    "curve": benchmark.curve(result.summary),
-                }
+            for benchmark in self.benchmarks:
+                result = results[benchmark.name]
+                point["benchmarks"][benchmark.name] = record(benchmark, result)
                 for key, value in result.metrics.items():
                     if value is not None and math.isfinite(value):
-                        logged[f"bias/{name}/{key}"] = float(value)
+                        logged[f"bias/{benchmark.name}/{key}"] = float(value)
                 write_result(result, self.output_dir / "bias" / f"step-{step}")
             if "heldout_loss" in point:
                 logged["bias/heldout_loss"] = point["heldout_loss"]
@@ -262,19 +253,37 @@ class BiasEvalCallback(TrainerCallback):
             return
         if getattr(wandb, "run", None) is None:
             return
-        for name, result in results.items():
-            professions = result.summary.get("professions")
-            if not professions:
-                continue
-            table = wandb.Table(
-                columns=["step", "profession", "prof_gender", "gap", "male_mean", "female_mean"]
-            )
-            for profession, values in professions.items():
-                table.add_data(
-                    step, profession, values["prof_gender"], values["gap"],
-                    values["male_persons"]["mean"], values["female_persons"]["mean"],
-                )  # fmt: skip
-            wandb.log({f"bias/{name}/professions": table, "train/global_step": step})
+        for benchmark in self.benchmarks:
+            tables = benchmark.tracker_tables(results[benchmark.name])
+            for table_name, (columns, rows) in tables.items():
+                table = wandb.Table(columns=["step", *columns])
+                for row in rows:
+                    table.add_data(step, *row)
+                wandb.log({f"bias/{benchmark.name}/{table_name}": table,
+                           "train/global_step": step})  # fmt: skip
+
+
+def record(benchmark: Benchmark, result: BenchmarkResult) -> dict[str, Any]:
+    """What a point of ``bias_metrics.jsonl`` keeps of one benchmark's result.
+
+    Besides metrics and curve it keeps what readers of the run (report, publish, plots)
+    need without re-creating the benchmark: its headline metrics with unit and
+    direction, curve labels, language and options.
+    """
+    return {
+        "metrics": result.metrics,
+        "curve": benchmark.curve_points(result.summary, result.metrics),
+        "headline": [dataclasses.asdict(m) for m in benchmark.headline_metrics()],
+        "curve_title": benchmark.curve_title,
+        "curve_ylabel": benchmark.curve_ylabel,
+        "language": benchmark.language,
+        "options": benchmark.option_values(),
+    }
+
+
+def headline_of(entry: dict[str, Any]) -> list[Metric]:
+    """The headline metrics stored in one benchmark entry of a point."""
+    return [Metric(**m) for m in entry.get("headline", [])]
 
 
 def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
@@ -291,6 +300,7 @@ def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(1, max(panels, 1), figsize=(5.5 * max(panels, 1), 4), squeeze=False)
     for axis, name in zip(axes[0], names):
         curves: dict[str, list[tuple[int, float, float, float]]] = {}
+        last = next(p["benchmarks"][name] for p in reversed(points) if name in p["benchmarks"])
         for p in points:
             for label, (value, low, high) in p["benchmarks"].get(name, {}).get("curve", {}).items():
                 curves.setdefault(label, []).append((p["step"], value, low, high))
@@ -301,9 +311,9 @@ def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
             highs = [v[3] if v[3] is not None else v[1] for v in values]
             axis.fill_between(steps, lows, highs, alpha=0.2, color=line.get_color())
         axis.axhline(0.0, color="grey", linewidth=0.8)
-        axis.set_title(f"{name}: gap by profession group (95% CI)")
+        axis.set_title(f"{name}: {last.get('curve_title') or 'headline metrics'}")
         axis.set_xlabel("step")
-        axis.set_ylabel("male − female association (nats)")
+        axis.set_ylabel(last.get("curve_ylabel") or "value")
         axis.legend(fontsize=8)
     if panels > len(names):
         axis = axes[0][-1]

@@ -12,15 +12,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
-import types
 import typing
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
+from cdsbias.cds.corpus import DEFAULT_PROBABILITY
 from cdsbias.errors import CdsbiasError
+from cdsbias.options import check_value, parse_key_values
 
 
 @dataclass
@@ -113,10 +116,11 @@ class CDSConfig:
         metadata={"help": "'cds' (substitute), 'cda' (original + counterfactual) or 'none'."},
     )
     cds_probability: float = field(
-        default=1.0,
+        default=DEFAULT_PROBABILITY,
         metadata={
-            "help": "Per-document substitution probability in 'cds' mode. 1.0 reproduces "
-            "the GAP setup of Bartl et al. 2020; 0.5 is Hall Maudslay et al. 2019."
+            "help": f"Per-document substitution probability in 'cds' mode (default "
+            f"{DEFAULT_PROBABILITY}, as Hall Maudslay et al. 2019 and `cdsbias cds`); 1.0 "
+            "reproduces the GAP setup of Bartl et al. 2020 (recipes/gap_cds.yaml)."
         },
     )
     cds_names: bool = field(default=True, metadata={"help": "Also swap first names."})
@@ -127,9 +131,14 @@ class CDSConfig:
 class BiasEvalConfig:
     """Bias benchmarks scored at step 0 and at every checkpoint."""
 
-    bias_benchmarks: list[str] = field(
-        default_factory=lambda: ["becpro"],
-        metadata={"help": "Registered benchmark names (see `cdsbias benchmarks`)."},
+    bias_benchmarks: dict[str, Any] = field(
+        default_factory=lambda: {name: {} for name in DEFAULT_BENCHMARKS},
+        metadata={
+            "help": "Benchmarks to score: a list of names ([NAME, NAME]) or a mapping of "
+            "names to options ({NAME: {OPTION: VALUE}, NAME: {}}); "
+            "`cdsbias benchmarks NAME` lists a benchmark's options. Each mapping may also "
+            "set language, data_file and data_dir."
+        },
     )
     bias_eval_at_start: bool = field(
         default=True, metadata={"help": "Score the model before the first training step."}
@@ -140,11 +149,31 @@ class BiasEvalConfig:
     bias_data_dir: str | None = field(
         default=None, metadata={"help": "Benchmark data folder (like shared/data)."}
     )
-    bias_language: str = field(default="en", metadata={"help": "Benchmark data language."})
-    bias_n_resamples: int = field(
-        default=2000,
-        metadata={"help": "Bootstrap resamples for CIs. Fewer is faster; 2000 is stable."},
+    bias_language: str | None = field(
+        default=None,
+        metadata={
+            "help": "Data language for every benchmark that has no language in its mapping; "
+            "default: each benchmark's own (the first of its languages)."
+        },
     )
+    bias_n_resamples: int | None = field(
+        default=2000,
+        metadata={
+            "help": "Bootstrap resamples for every benchmark that resamples (has an "
+            "n_resamples option) unless its mapping sets one. Fewer is faster; 2000 is "
+            "stable. null: each benchmark's own default."
+        },
+    )
+
+    def build_benchmarks(self) -> list[Any]:
+        """The configured benchmarks, options validated (their data is not read yet)."""
+        return [
+            build_benchmark(
+                name, spec, language=self.bias_language, data_dir=self.bias_data_dir,
+                n_resamples=self.bias_n_resamples,
+            )
+            for name, spec in self.bias_benchmarks.items()
+        ]  # fmt: skip
 
 
 @dataclass
@@ -159,6 +188,9 @@ class RunConfig:
         default="apache-2.0", metadata={"help": "License written into the model card."}
     )
 
+
+#: Keys whose value takes more than one form, brought to the field's type before checks.
+NORMALIZERS = {"bias_benchmarks": normalize_specs}
 
 CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
 
@@ -204,77 +236,9 @@ def valid_keys() -> dict[str, dataclasses.Field]:
     return keys
 
 
-def _check_type(key: str, value: Any, annotation: Any) -> Any:
-    """Validates (and lightly coerces) a YAML value against a dataclass annotation."""
-    if isinstance(annotation, str):
-        annotation = {"str": str, "int": int, "float": float, "bool": bool}.get(annotation, Any)
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if annotation is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for option in args:
-            if option is type(None):
-                continue
-            try:
-                return _check_type(key, value, option)
-            except CdsbiasError as exc:
-                errors.append(str(exc))
-        raise CdsbiasError(errors[0] if errors else f"recipe key '{key}' cannot be {value!r}.")
-    if origin in (list, tuple):
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list | tuple):
-            raise CdsbiasError(f"recipe key '{key}' expects a list, got {value!r}.")
-        return list(value)
-    if origin is dict or annotation is dict:
-        if not isinstance(value, dict):
-            raise CdsbiasError(f"recipe key '{key}' expects a mapping, got {value!r}.")
-        return value
-    if annotation is bool:
-        if not isinstance(value, bool):
-            raise CdsbiasError(f"recipe key '{key}' expects true or false, got {value!r}.")
-        return value
-    if annotation is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise CdsbiasError(f"recipe key '{key}' expects an integer, got {value!r}.")
-        return value
-    if annotation is float:
-        if isinstance(value, str):
-            # YAML 1.1 reads "2e-5" (no dot) as text; it is still a number to a user.
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise CdsbiasError(f"recipe key '{key}' expects a number, got {value!r}.")
-        return float(value)
-    if annotation is str:
-        if isinstance(value, dict | list):
-            raise CdsbiasError(f"recipe key '{key}' expects text, got {value!r}.")
-        return str(value)
-    if isinstance(annotation, type) and issubclass(annotation, __import__("enum").Enum):
-        allowed = [m.value for m in annotation]
-        if value not in allowed and value not in [m.name for m in annotation]:
-            raise CdsbiasError(
-                f"recipe key '{key}' must be one of {', '.join(map(str, allowed))}, got {value!r}."
-            )
-        return value
-    return value
-
-
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["lr=2e-5", "report_to=none"]`` -> ``{"lr": 2e-5, "report_to": "none"}``."""
-    overrides: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CdsbiasError(f"Override {item!r} is not key=value.")
-        overrides[key.strip()] = yaml.safe_load(value) if value.strip() else None
-    return overrides
+    """``["lr=2e-5", "report_to=none"]`` -> ``{"lr": "2e-5", "report_to": "none"}`` (YAML)."""
+    return parse_key_values(items, "Override")
 
 
 def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> Recipe:
@@ -300,7 +264,8 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
         if not isinstance(loaded, dict):
             raise CdsbiasError(f"Recipe {path} must be a mapping of key: value.")
         values.update(loaded)
-    values.update(parse_overrides(overrides or []))
+    command_line = parse_overrides(overrides or [])
+    values.update(command_line)
 
     fields = valid_keys()
     hints: dict[str, Any] = {}
@@ -313,7 +278,9 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
             close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else "."
             raise CdsbiasError(f"Unknown recipe key '{key}'{hint}")
-        values[key] = _check_type(key, values[key], hints.get(key, Any))
+        if key in NORMALIZERS:
+            values[key] = NORMALIZERS[key](values[key])
+        values[key] = check_value(key, values[key], hints.get(key, Any))
     if "output_dir" not in values:
         raise CdsbiasError("The recipe needs an output_dir.")
 
@@ -324,12 +291,12 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
         raise CdsbiasError(f"Recipe error: {str(exc).splitlines()[0]}") from None
     model, data, cds, bias, run, training = parsed
     recipe = Recipe(model, data, cds, bias, run, training, values)
-    _validate(recipe)
+    _validate(recipe, command_line)
     return recipe
 
 
-def _validate(recipe: Recipe) -> None:
-    data, cds = recipe.data, recipe.cds
+def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
+    data, cds, model = recipe.data, recipe.cds, recipe.model
     if data.text_unit not in ("sentence", "chunk"):
         raise CdsbiasError(f"text_unit must be 'sentence' or 'chunk', got '{data.text_unit}'.")
     if not 0.0 <= data.heldout_fraction < 1.0:
@@ -340,9 +307,69 @@ def _validate(recipe: Recipe) -> None:
         raise CdsbiasError(f"cds_mode must be cds, cda or none, got '{cds.cds_mode}'.")
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
-    if not recipe.model.init_from_scratch and not recipe.model.model_name_or_path:
+    if not model.init_from_scratch and not model.model_name_or_path:
         raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
-    from cdsbias.benchmarks import get_benchmark
+    if model.init_from_scratch and "model_name_or_path" in recipe.source:
+        # Never resolve this silently: the user named a model and would get a random BERT.
+        where = "on the command line" if "model_name_or_path" in command_line else "in the recipe"
+        raise CdsbiasError(
+            f"model_name_or_path={recipe.source['model_name_or_path']} ({where}) conflicts with "
+            "init_from_scratch: true, which builds a new random BERT and ignores it. To "
+            "fine-tune that model add init_from_scratch=false; to train from scratch drop "
+            "model_name_or_path."
+        )
+    unused = [k for k in SCRATCH_KEYS if k in recipe.source]
+    if unused and not model.init_from_scratch:
+        warnings.warn(
+            f"{', '.join(unused)} only shape a from-scratch model (init_from_scratch: true) and "
+            f"are ignored when fine-tuning {model.model_name_or_path}; remove them.",
+            stacklevel=3,
+        )
+    recipe.bias.build_benchmarks()
 
-    for name in recipe.bias.bias_benchmarks:
-        get_benchmark(name)
+
+#: Keys that only describe a model built from scratch.
+SCRATCH_KEYS = ("model_config", "tokenizer_vocab_size")
+#: Keys that describe this machine or the run's bookkeeping, not the trained model.
+LOCAL_KEYS = frozenset(
+    {
+        "output_dir",
+        "data_dir",
+        "bias_data_dir",
+        "logging_dir",
+        "overwrite_output_dir",
+        "resume_from_checkpoint",
+        "report_to",
+        "run_name",
+        "hub_token",
+        "hub_model_id",
+        "push_to_hub",
+        "save_total_limit",
+        "logging_steps",
+        "save_steps",
+        "save_strategy",
+        "dataloader_num_workers",
+        "use_cpu",
+        "preprocessing_num_workers",
+        "license",
+        "model_name_or_path",
+        "model_revision",
+    }
+)
+
+
+def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
+    """The recipe keys that shaped the published model (for its card).
+
+    Drops paths and bookkeeping of this machine, the bias-evaluation settings (they
+    measure the model, they do not shape it) and the from-scratch keys of a model that
+    was fine-tuned; the base model is named in the card's metadata instead.
+    """
+    shown = {}
+    for key, value in effective.items():
+        if key in LOCAL_KEYS or key.startswith("bias_") or key.startswith("n_"):
+            continue
+        if key in SCRATCH_KEYS and not effective.get("init_from_scratch"):
+            continue
+        shown[key] = value
+    return shown

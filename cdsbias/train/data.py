@@ -14,6 +14,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.occupations import occupational_sentences
 from cdsbias.train.config import CDSConfig, DataConfig
 
 GAP_FILES = {
@@ -112,6 +113,20 @@ def gap_paths(data: DataConfig) -> list[Path]:
 
 
 CORPORA = ("gap", "occupations", "occupations+gap")
+#: What each part of a corpus is, for model cards: (hub dataset id or None, description).
+CORPUS_PARTS = {
+    "gap": ("google-research-datasets/gap", "GAP Wikipedia snippets (Webster et al. 2018)"),
+    "occupations": (None, "generated occupational sentences (cdsbias `occupations` corpus)"),
+}
+
+
+def describe_corpus(data: DataConfig) -> dict[str, Any]:
+    """The hub dataset ids and a readable description of the training corpus."""
+    parts = [part for part in ("occupations", "gap") if part in data.dataset.split("+")]
+    return {
+        "datasets": [CORPUS_PARTS[p][0] for p in parts if CORPUS_PARTS[p][0]],
+        "description": " and ".join(CORPUS_PARTS[p][1] for p in parts),
+    }
 
 
 def _gap_documents(data: DataConfig) -> Any:
@@ -133,9 +148,7 @@ def _gap_documents(data: DataConfig) -> Any:
 def _occupation_documents(data: DataConfig) -> Any:
     import datasets
 
-    from cdsbias.bootstrap import occupational_sentences
-
-    # A different seed from the bootstrap pre-training corpus: same kind of text, new sentences.
+    # A different seed from the demo model's pre-training corpus: same kind of text, new sentences.
     texts = occupational_sentences(data.occupation_sentences, seed=data.occupation_seed)
     return datasets.Dataset.from_dict(
         {"id": [f"occupations-{i}" for i in range(len(texts))], "text": texts}
@@ -146,7 +159,7 @@ def load_documents(data: DataConfig) -> Any:
     """Training documents as a ``datasets.Dataset`` with columns ``id`` and ``text``.
 
     ``gap``: GAP's Wikipedia snippets; ``occupations``: generated sentences whose person
-    gender follows each profession's share of women (see :mod:`cdsbias.bootstrap`);
+    gender follows each profession's share of women (see :mod:`cdsbias.occupations`);
     ``occupations+gap``: both. ``max_documents`` applies to GAP.
     """
     import datasets

@@ -14,8 +14,12 @@ from typing import Any
 import yaml
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.train.config import Recipe, load_recipe
+from cdsbias.hub import hub_model_id
+from cdsbias.io import atomic_write_text
+from cdsbias.train.config import Recipe, card_recipe, load_recipe
 
+#: What the publisher needs to know about a run: base model, corpus, the shaping keys.
+RUN_INFO_FILE = "run_info.json"
 RUN_MARKERS = ("bias_metrics.jsonl", "trainer_state.json", "config.json", "recipe.yaml")
 
 
@@ -81,34 +85,6 @@ def configure_tracking(recipe: Recipe) -> str | None:
     return os.environ.get("WANDB_MODE")
 
 
-def train_wordpiece(texts: Any, vocab_size: int) -> Any:
-    """A lower-casing BERT WordPiece tokenizer whose vocabulary is learnt from ``texts``.
-
-    The vocabulary is the five BERT specials, every character seen (as a word start and
-    as a ``##`` continuation, so no word maps to ``[UNK]``), then the most frequent words,
-    ties broken alphabetically. ``tokenizers``' own WordPiece trainer breaks ties in hash
-    order, which differs between processes; a run (or its resume, or one of several
-    ranks) must get the same vocabulary every time.
-    """
-    from collections import Counter
-
-    from tokenizers.normalizers import BertNormalizer
-    from tokenizers.pre_tokenizers import BertPreTokenizer
-    from transformers import BertTokenizerFast
-
-    normalizer = BertNormalizer(lowercase=True)
-    pre_tokenizer = BertPreTokenizer()
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    characters = sorted({c for word in counts for c in word})
-    vocab = specials + characters + [f"##{c}" for c in characters]
-    words = sorted((w for w in counts if len(w) > 1), key=lambda w: (-counts[w], w))
-    vocab += words[: max(0, vocab_size - len(vocab))]
-    return BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
-
-
 def build_model(recipe: Recipe, resume: str | None = None) -> tuple[Any, Any]:
     """Loads the pretrained masked LM, or builds a random one with its own tokenizer.
 
@@ -119,6 +95,7 @@ def build_model(recipe: Recipe, resume: str | None = None) -> tuple[Any, Any]:
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.scoring import load_masked_lm
+    from cdsbias.wordpiece import train_wordpiece
 
     model_cfg = recipe.model
     if resume is not None:
@@ -145,9 +122,13 @@ def run(recipe: Recipe) -> Path:
     from transformers import Trainer, set_seed
     from transformers.utils import logging as hf_logging
 
-    from cdsbias.benchmarks import get_benchmark
     from cdsbias.train.callback import CURVE_FILE, METRICS_FILE, BiasEvalCallback, read_points
-    from cdsbias.train.data import EpochCallback, MLMCollator, build_training_data
+    from cdsbias.train.data import (
+        EpochCallback,
+        MLMCollator,
+        build_training_data,
+        describe_corpus,
+    )
 
     training = recipe.training
     # The collator needs example_id (deterministic masking); it drops what the model can't take.
@@ -163,16 +144,9 @@ def run(recipe: Recipe) -> Path:
     set_seed(training.seed)
 
     # Benchmarks first: bad data or names fail before any model is loaded.
-    bias = recipe.bias
-    benchmarks = [
-        get_benchmark(name)(
-            data_dir=bias.bias_data_dir, language=bias.bias_language,
-            **({"n_resamples": bias.bias_n_resamples} if name == "becpro" else {}),
-        )
-        for name in bias.bias_benchmarks
-    ]  # fmt: skip
+    benchmarks = recipe.bias.build_benchmarks()
     for benchmark in benchmarks:
-        benchmark.load()
+        _ = benchmark.rows
     model, tokenizer = build_model(recipe, resume)
     with training.main_process_first(desc="preparing the corpus"):
         data = build_training_data(recipe.data, recipe.cds, tokenizer, seed=training.seed)
@@ -186,9 +160,19 @@ def run(recipe: Recipe) -> Path:
         (output_dir / "recipe.yaml").write_text(
             yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True)
         )
+        model_cfg = recipe.model
+        run_info = {
+            "base_model": None
+            if model_cfg.init_from_scratch
+            else hub_model_id(model_cfg.model_name_or_path),
+            "corpus": describe_corpus(recipe.data),
+            "card_recipe": card_recipe(json.loads(json.dumps(effective, default=str))),
+        }
+        atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(run_info, indent=2) + "\n")
         main_print("cdsbias effective recipe:")
         main_print(yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True))
 
+    bias = recipe.bias
     callback = BiasEvalCallback(
         benchmarks, tokenizer=tokenizer, output_dir=output_dir,
         batch_size=bias.bias_eval_batch_size, eval_at_start=bias.bias_eval_at_start,
@@ -233,20 +217,27 @@ def _log_recipe_to_trackers(recipe: Recipe) -> None:
 
 
 def _before_after(points: list[dict[str, Any]]) -> str:
+    """Each benchmark's headline metrics and the held-out loss, first vs last point."""
+    from cdsbias.benchmarks import format_value, get_benchmark
+
     if len(points) < 1:
         return "no bias evaluation was recorded"
     first, last = points[0], points[-1]
     lines = [f"bias before (step {first['step']}) and after (step {last['step']}):"]
     for name, values in last.get("benchmarks", {}).items():
         before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
-        for key, value in values["metrics"].items():
-            if key.startswith("gap_") or key == "mean_abs_gap":
-                start = before.get(key)
-                start_text = f"{start:+.4f}" if isinstance(start, float) else "n/a"
-                lines.append(f"  {name}/{key:<16} {start_text} -> {value:+.4f}")
+        for metric in get_benchmark(name)().headline_metrics():
+            start, end = before.get(metric.key), values["metrics"].get(metric.key)
+            if end is None:
+                continue
+            lines.append(
+                f"  {name}/{metric.key:<24} {format_value(start):>10} -> {format_value(end):>10}"
+                f"  ({metric.change(start, end)})"
+            )
     if "heldout_loss" in first and "heldout_loss" in last:
         lines.append(
-            f"  held-out MLM loss      {first['heldout_loss']:.4f} -> {last['heldout_loss']:.4f}"
+            f"  held-out MLM loss {'':<17} {first['heldout_loss']:>10.4f} -> "
+            f"{last['heldout_loss']:>10.4f}"
         )
     return "\n".join(lines)
 

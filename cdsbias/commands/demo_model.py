@@ -1,23 +1,28 @@
-"""``cdsbias bootstrap-model``: pre-train the small, measurably biased demo base model."""
+"""``cdsbias demo-model``: pre-train the small, measurably biased demo base model."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
+#: The command's name before it was renamed; still accepted, with a warning.
+DEPRECATED_ALIAS = "bootstrap-model"
+
 
 def register(subparsers: Any) -> None:
-    from cdsbias.bootstrap import BootstrapSettings
+    from cdsbias.demo_model import DemoModelSettings
 
-    defaults = BootstrapSettings()
+    defaults = DemoModelSettings()
     parser = subparsers.add_parser(
-        "bootstrap-model",
+        "demo-model",
+        aliases=[DEPRECATED_ALIAS],
         help="pre-train a small BERT with a real gender-occupation bias (offline demo base)",
         description="Pre-trains a small BERT with its own WordPiece vocabulary on sentences "
         "whose person gender follows each profession's BLS share of women, then reports "
-        "its BEC-Pro bias. Cached: an existing model built with the same settings is reused.",
+        "the gender-profession bias it learnt. Cached: an existing model built with the same "
+        "settings is reused.",
     )
     parser.add_argument("--out", type=Path, required=True, help="model folder")
     parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps")
@@ -26,24 +31,22 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--layers", type=int, default=defaults.layers)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
-    parser.set_defaults(func=run_bootstrap)
+    parser.set_defaults(func=run_demo_model)
 
 
-def run_bootstrap(args: argparse.Namespace) -> int:
-    from cdsbias.bootstrap import BootstrapSettings, bootstrap_model
+def run_demo_model(args: argparse.Namespace) -> int:
+    from cdsbias.demo_model import DemoModelSettings, build_demo_model, describe
 
-    settings = BootstrapSettings(
+    # argparse stores the name as typed, so the old alias is recognisable here.
+    if getattr(args, "command", None) == DEPRECATED_ALIAS:
+        print(
+            f"warning: `cdsbias {DEPRECATED_ALIAS}` is deprecated; use `cdsbias demo-model`.",
+            file=sys.stderr,
+        )
+    settings = DemoModelSettings(
         steps=args.steps, sentences=args.sentences, hidden_size=args.hidden_size,
         layers=args.layers, seed=args.seed,
     )  # fmt: skip
-    folder = bootstrap_model(args.out, settings, force=args.force)
-    report = json.loads((folder / "bootstrap_report.json").read_text())
-    becpro = report["becpro"]
-    print(f"bootstrap model: {folder} (trained in {report['train_seconds']:.0f} s)")
-    print(
-        f"BEC-Pro gap: male professions {becpro['gap_male_professions']:+.3f}, female "
-        f"professions {becpro['gap_female_professions']:+.3f}, balanced "
-        f"{becpro['gap_balanced_professions']:+.3f} nats; profession-level p = "
-        f"{becpro['profession_test_p']:.3g}"
-    )
+    folder = build_demo_model(args.out, settings, force=args.force)
+    print(describe(folder))
     return 0

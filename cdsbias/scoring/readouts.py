@@ -1,10 +1,20 @@
-"""Top-k predictions at masked positions, through the shared scorer's batching.
+"""Functions that read scores other than a single target out of the shared scorer.
 
-:meth:`MaskedLMScorer.vocab_log_probs` returns whole vocabulary distributions, which is
-fine for a handful of rows but not for a benchmark of a few thousand sentences (1,348
-DaWinoBias rows x 30k-100k vocabulary entries). :func:`top_k_at` keeps only the ``k`` best
-tokens of each row while the scorer streams batches, so memory stays small and every input
-is still deduplicated and run once.
+:meth:`MaskedLMScorer.token_log_probs` returns one log-probability per request; the
+functions here read more from the same batched, deduplicated passes:
+
+* :func:`top_k_at`: the ``k`` most probable tokens at masked positions.
+  :meth:`MaskedLMScorer.vocab_log_probs` returns whole vocabulary distributions, which is
+  fine for a handful of rows but not for a benchmark of a few thousand sentences (1,348
+  DaWinoBias rows x 30k-100k vocabulary entries); :func:`top_k_at` keeps only the ``k``
+  best tokens of each row while the scorer streams batches, so memory stays small and every
+  input is still deduplicated and run once.
+* :func:`log_probs_and_top_k`: target log-probabilities *and* top-k tokens in one pass.
+* :func:`chain_rule_requests`: the per-piece requests of a multi-piece target's chain-rule
+  score.
+* :func:`sequence_log_probs`: ``ln P(target_i | input)`` at *every* requested position of
+  unmasked or partly masked inputs.
+* :func:`decode_token`: one vocabulary entry as readable text.
 """
 
 from __future__ import annotations
@@ -15,7 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from cdsbias.scoring.scorer import EncodedTarget, MaskedLMScorer
+    from cdsbias.scoring.encoding import EncodedTarget
+    from cdsbias.scoring.scorer import MaskedLMScorer
 
 
 def top_k_at(
@@ -135,3 +146,46 @@ def chain_rule_requests(
         target_ids.append(token)
         ids[position] = token
     return inputs, positions, target_ids
+
+
+def sequence_log_probs(
+    scorer: MaskedLMScorer,
+    inputs: Sequence[Sequence[int]],
+    targets: Sequence[Sequence[int]],
+    positions: Sequence[Sequence[int]] | None = None,
+) -> list[np.ndarray]:
+    """``ln softmax(f(inputs[i]))[p, targets[i][p]]`` at each position ``p`` of each input.
+
+    The input is run as given (nothing is masked here), which is what GenDa Lens' ABC
+    "perplexity" needs: the labels (``targets``) may differ from the input tokens.
+
+    Args:
+        scorer: The shared scorer (batching, deduplication, projection at read positions).
+        inputs: Token ids including special tokens.
+        targets: Label ids aligned with each input (same length).
+        positions: Positions to read per input; default: every position.
+
+    Returns:
+        One float64 array per input, aligned with its positions.
+    """
+    if len(inputs) != len(targets):
+        raise ValueError(f"{len(inputs)} inputs but {len(targets)} label sequences")
+    chosen: list[list[int]] = []
+    for index, (ids, labels) in enumerate(zip(inputs, targets, strict=True)):
+        if len(labels) != len(ids):
+            raise ValueError(f"input {index} has {len(ids)} tokens but {len(labels)} labels")
+        chosen.append(
+            list(range(len(ids))) if positions is None else [int(p) for p in positions[index]]
+        )
+    # Identical (input, position) pairs are run once, and batches are capped by read rows
+    # x vocabulary, inside the scorer.
+    flat_inputs: list[tuple[int, ...]] = []
+    for ids, read in zip(inputs, chosen, strict=True):
+        flat_inputs.extend([tuple(ids)] * len(read))
+    flat_positions = [p for read in chosen for p in read]
+    flat_targets = [
+        int(labels[p]) for labels, read in zip(targets, chosen, strict=True) for p in read
+    ]
+    scores = scorer.token_log_probs(flat_inputs, flat_positions, flat_targets)
+    sizes = [len(read) for read in chosen]
+    return list(np.split(scores, np.cumsum(sizes)[:-1])) if sizes else []

@@ -1,11 +1,12 @@
-"""A small masked LM with a real, measurable gender-occupation bias, built offline on a CPU.
+"""The demo model: a small masked LM with a real, measurable gender-occupation bias.
 
 No pretrained masked LM can be downloaded on an offline machine and a random model has
-no bias to remove, so the demo pre-trains its own: a small BERT with its own WordPiece
-vocabulary, on sentences in which the gender of the person working in each profession
-follows the U.S. BLS share of women in it (the statistics behind BEC-Pro). The sentence
-frames are deliberately *not* the five BEC-Pro templates, so that BEC-Pro measures a bias
-the model generalises rather than memorised text.
+no bias to remove, so the demo pre-trains its own, offline on a CPU: a small BERT with its
+own WordPiece vocabulary (:mod:`cdsbias.wordpiece`), on the generated occupational
+sentences (:mod:`cdsbias.occupations`), in which the gender of the person working in each
+profession follows the U.S. BLS share of women in it (the statistics behind BEC-Pro). The
+sentence frames are deliberately *not* the five BEC-Pro templates, so that BEC-Pro measures
+a bias the model generalises rather than memorised text.
 
 What made the bias learnable in minutes (see docs/demo.md for the measurements):
 person words are masked far more often than other tokens (the model must predict the
@@ -18,80 +19,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cdsbias.benchmarks.becpro import BecPro
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import atomic_output_dir, atomic_write_text
+from cdsbias.occupations import occupational_sentences, person_pairs
+from cdsbias.scoring import MaskedLMScorer
+from cdsbias.wordpiece import train_wordpiece
 
-# Frames: {P} person phrase (sentence-initial or not), {J} profession with its article,
-# {S} subject pronoun and {D} possessive agreeing with the person. None is a BEC-Pro template.
-FRAMES = (
-    "{P} has been {J} for years.",
-    "{P} got a job as {J} last spring.",
-    "everyone says {P} is a great {j}.",
-    "{P} trained for a long time to be {J}.",
-    "{P} retired after thirty years as {J}.",
-    "{P} earns a living as {J}.",
-    "when {P} was young, {S} dreamed of being {J}.",
-    "{P} loves {D} job as {J}.",
-    "last year {P} became {J}.",
-    "{P} is a skilled {j}.",
-    "{P} found work as {J} downtown.",
-    "{P} quit {D} job as {J} in may.",
-    "{P} was hired as {J} yesterday.",
-    "the new {j} in our town is {P}.",
-    "our {j} today was {P}.",
-    "as {J}, {P} starts work early.",
-    "{P} is proud to be {J}.",
-    "{P} still works part time as {J}.",
-    "{P} told us {S} is {J} now.",
-    "{P} has always been {J} at heart.",
-    "after school {P} wants to train as {J}.",
-    "{P} met the other {j}s at a meeting.",
-)
-SUBJECT = {"male": "he", "female": "she"}
-POSSESSIVE = {"male": "his", "female": "her"}
-
-
-def _with_article(profession: str) -> str:
-    return ("an " if profession[0] in "aeiou" else "a ") + profession
-
-
-def person_pairs() -> list[tuple[str, str]]:
-    """The 9 BEC-Pro (male, female) person phrases."""
-    from cdsbias.benchmarks.becpro import _resource
-
-    lines = _resource("persons_en.tsv").strip().splitlines()[1:]
-    return [tuple(line.split("\t")[1:3]) for line in lines]  # type: ignore[misc]
-
-
-def occupational_sentences(n: int, seed: int) -> list[str]:
-    """``n`` sentences; each profession's person is female with its BLS % female probability."""
-    from cdsbias.benchmarks.becpro import load_professions
-
-    rng = random.Random(seed)
-    professions = load_professions()[["profession", "percent_female_us"]].values.tolist()
-    pairs = person_pairs()
-    sentences = []
-    for _ in range(n):
-        profession, percent_female = professions[rng.randrange(len(professions))]
-        gender = "female" if rng.random() < percent_female / 100 else "male"
-        person = rng.choice(pairs)[0 if gender == "male" else 1]
-        frame = rng.choice(FRAMES)
-        text = frame.format(
-            P=person, J=_with_article(profession), j=profession, S=SUBJECT[gender],
-            D=POSSESSIVE[gender],
-        )  # fmt: skip
-        sentences.append(text[0].upper() + text[1:])
-    return sentences
+#: The report written next to the model (settings, training time, BEC-Pro result).
+REPORT_FILE = "demo_model_report.json"
+#: Its name before the module was renamed from ``cdsbias.bootstrap``: a folder holding it
+#: is an older demo model, rebuilt rather than refused as someone else's folder.
+LEGACY_REPORT_FILE = "bootstrap_report.json"
 
 
 @dataclass
-class BootstrapSettings:
-    """Everything that determines the bootstrap model (its hash names the cache)."""
+class DemoModelSettings:
+    """Everything that determines the demo model (its hash names the cache)."""
 
     sentences: int = 60_000
     steps: int = 3_000
@@ -159,37 +109,35 @@ def _person_token_ids(tokenizer: Any) -> set[int]:
     return ids
 
 
-def bootstrap_model(
+def build_demo_model(
     out_dir: str | Path,
-    settings: BootstrapSettings | None = None,
+    settings: DemoModelSettings | None = None,
     *,
     force: bool = False,
     progress: bool = True,
 ) -> Path:
-    """Pre-trains (or reuses the cached) bootstrap model in ``out_dir``; returns the folder.
+    """Pre-trains (or reuses the cached) demo model in ``out_dir``; returns the folder.
 
-    The folder holds the model, its tokenizer and ``bootstrap_report.json`` (settings,
+    The folder holds the model, its tokenizer and ``demo_model_report.json`` (settings,
     training time, and the BEC-Pro result of the finished model).
     """
+    # torch, datasets and transformers are imported here, not at the top: the CLI imports
+    # this module to build its parser (for the settings' defaults).
     import torch
     from datasets import Dataset
     from transformers import BertConfig, BertForMaskedLM, Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
 
-    from cdsbias.benchmarks.becpro import BecPro
-    from cdsbias.io import atomic_output_dir, atomic_write_text
-    from cdsbias.scoring import MaskedLMScorer
-    from cdsbias.train.run import train_wordpiece
-
-    settings = settings or BootstrapSettings()
+    settings = settings or DemoModelSettings()
     out_dir = Path(out_dir)
-    report_path = out_dir / "bootstrap_report.json"
+    report_path = out_dir / REPORT_FILE
     if report_path.exists() and not force:
         report = json.loads(report_path.read_text())
         if report.get("fingerprint") == settings.fingerprint():
             return out_dir
-    if out_dir.exists() and not report_path.exists() and any(out_dir.iterdir()) and not force:
-        raise CdsbiasError(f"{out_dir} exists and is not a bootstrap model; choose another --out.")
+    is_demo_model = report_path.exists() or (out_dir / LEGACY_REPORT_FILE).exists()
+    if out_dir.exists() and not is_demo_model and any(out_dir.iterdir()) and not force:
+        raise CdsbiasError(f"{out_dir} exists and is not a demo model; choose another --out.")
 
     hf_logging.set_verbosity_error()
     started = time.perf_counter()
@@ -198,7 +146,7 @@ def bootstrap_model(
     tokenizer = train_wordpiece(sentences, vocab_size=2000)
     dataset = Dataset.from_dict({"text": sentences}).map(
         lambda b: tokenizer(b["text"]), batched=True, remove_columns=["text"],
-        desc="bootstrap corpus: tokenize",
+        desc="demo corpus: tokenize",
     )  # fmt: skip
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=settings.hidden_size,
@@ -221,15 +169,13 @@ def bootstrap_model(
             disable_tqdm=not progress, remove_unused_columns=False, dataloader_num_workers=0,
         )  # fmt: skip
         Trainer(model=model, args=args, data_collator=collator, train_dataset=dataset).train()
-        import shutil
-
         shutil.rmtree(staging / "trainer", ignore_errors=True)
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         trained_seconds = time.perf_counter() - started
         scorer = MaskedLMScorer(model.eval(), tokenizer, batch_size=256)
-        becpro = BecPro(n_resamples=1000)
-        summary, metrics = becpro.summarize(becpro.score(scorer, becpro.load()))
+        result = BecPro(n_resamples=1000).evaluate(scorer)
+        summary, metrics = result.summary, result.metrics
         report = {
             "fingerprint": settings.fingerprint(),
             "settings": asdict(settings),
@@ -244,5 +190,18 @@ def bootstrap_model(
                 "per_profession_gap": {p: v["gap"] for p, v in summary["professions"].items()},
             },
         }
-        atomic_write_text(staging / "bootstrap_report.json", json.dumps(report, indent=2) + "\n")
+        atomic_write_text(staging / REPORT_FILE, json.dumps(report, indent=2) + "\n")
     return out_dir
+
+
+def describe(folder: str | Path) -> str:
+    """Two lines on a built demo model: where it is and the bias it learnt."""
+    report = json.loads((Path(folder) / REPORT_FILE).read_text(encoding="utf-8"))
+    becpro = report["becpro"]
+    return (
+        f"demo model: {folder} (trained in {report['train_seconds']:.0f} s)\n"
+        f"BEC-Pro gap: male professions {becpro['gap_male_professions']:+.3f}, female "
+        f"professions {becpro['gap_female_professions']:+.3f}, balanced "
+        f"{becpro['gap_balanced_professions']:+.3f} nats; profession-level p = "
+        f"{becpro['profession_test_p']:.3g}"
+    )

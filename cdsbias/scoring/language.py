@@ -1,19 +1,14 @@
-"""Helpers shared by the sentence-scoring benchmarks (ABC, CrowS-Pairs, StereoSet).
+"""Language check of the sentence-scoring benchmarks (ABC, CrowS-Pairs, StereoSet).
 
-* :func:`check_language` warns when a benchmark's language does not fit the model's
-  vocabulary (an English model on the Danish ABC, a Danish model on CrowS-Pairs), with the
-  fix in the message.
-* :func:`sequence_log_probs` reads ``ln P(target_i | input)`` at *every* requested position
-  of unmasked or partly masked inputs through the scorer's batching and deduplication.
+:func:`check_language` warns when a benchmark's language does not fit the model's
+vocabulary (an English model on the Danish ABC, a Danish model on CrowS-Pairs), with the
+fix in the message.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 if TYPE_CHECKING:
     from cdsbias.scoring.scorer import MaskedLMScorer
@@ -97,46 +92,3 @@ def check_language(
             stacklevel=3,
         )
     return share
-
-
-def sequence_log_probs(
-    scorer: MaskedLMScorer,
-    inputs: Sequence[Sequence[int]],
-    targets: Sequence[Sequence[int]],
-    positions: Sequence[Sequence[int]] | None = None,
-) -> list[np.ndarray]:
-    """``ln softmax(f(inputs[i]))[p, targets[i][p]]`` at each position ``p`` of each input.
-
-    The input is run as given (nothing is masked here), which is what GenDa Lens' ABC
-    "perplexity" needs: the labels (``targets``) may differ from the input tokens.
-
-    Args:
-        scorer: The shared scorer (batching, deduplication, projection at read positions).
-        inputs: Token ids including special tokens.
-        targets: Label ids aligned with each input (same length).
-        positions: Positions to read per input; default: every position.
-
-    Returns:
-        One float64 array per input, aligned with its positions.
-    """
-    if len(inputs) != len(targets):
-        raise ValueError(f"{len(inputs)} inputs but {len(targets)} label sequences")
-    chosen: list[list[int]] = []
-    for index, (ids, labels) in enumerate(zip(inputs, targets, strict=True)):
-        if len(labels) != len(ids):
-            raise ValueError(f"input {index} has {len(ids)} tokens but {len(labels)} labels")
-        chosen.append(
-            list(range(len(ids))) if positions is None else [int(p) for p in positions[index]]
-        )
-    # Identical (input, position) pairs are run once, and batches are capped by read rows
-    # x vocabulary, inside the scorer.
-    flat_inputs: list[tuple[int, ...]] = []
-    for ids, read in zip(inputs, chosen, strict=True):
-        flat_inputs.extend([tuple(ids)] * len(read))
-    flat_positions = [p for read in chosen for p in read]
-    flat_targets = [
-        int(labels[p]) for labels, read in zip(targets, chosen, strict=True) for p in read
-    ]
-    scores = scorer.token_log_probs(flat_inputs, flat_positions, flat_targets)
-    sizes = [len(read) for read in chosen]
-    return list(np.split(scores, np.cumsum(sizes)[:-1])) if sizes else []
