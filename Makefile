@@ -29,7 +29,7 @@ CDSBIAS := $(VENV)/bin/cdsbias
 
 demo: $(STAMP)
 	@echo "== 1/6 data: GAP and BEC-Pro$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
-	$(CDSBIAS) data fetch gap becpro $(if $(DATA_MIRROR),--from $(DATA_MIRROR),) --to $(DEMO_DIR)/data
+	$(CDSBIAS) data fetch gap becpro $(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)/data
 	@echo "== 2/6 counterfactual GAP corpus (every document gender-swapped, offsets re-derived)"
 	$(CDSBIAS) cds $(DEMO_DIR)/data/gap-coreference/gap-development.tsv --probability 1.0 \
 		--out $(DEMO_DIR)/gap-development-cds.tsv

@@ -371,7 +371,7 @@ def _download(url: str, destination: Path) -> None:
         reason = getattr(exc, "reason", None) or exc
         raise CdsbiasError(
             f"Could not download {url} ({reason}); without internet access, copy the files "
-            "from a local folder with `cdsbias data fetch NAME --from DIR`"
+            "from a local folder with `cdsbias data fetch NAME --data-dir DIR`"
         ) from None
 
 
@@ -432,7 +432,7 @@ def fetch(name: str, *, to_dir: Path | None = None, from_dir: Path | None = None
             continue
         source = source_folder / data_file.path if source_folder is not None else None
         if source is not None and source.resolve() == target.resolve():
-            raise CdsbiasError(f"{target} has the wrong checksum and is its own --from source")
+            raise CdsbiasError(f"{target} has the wrong checksum and is its own --data-dir source")
         _install_file(spec, data_file, source, target)
     return target_folder
 
@@ -454,6 +454,6 @@ def resolve(name: str, filename: str, data_dir: Path | None = None) -> Path:
     if not path.is_file():
         raise CdsbiasError(
             f"{path} not found; run `cdsbias data fetch {name}` (or `cdsbias data fetch "
-            f"{name} --from DIR` to copy it from a local folder)"
+            f"{name} --data-dir DIR` to copy it from a local folder)"
         )
     return path

@@ -164,7 +164,7 @@ def test_download_checksum_mismatch(tmp_path, local_server, monkeypatch):
 def test_download_failure_suggests_from(tmp_path, local_server, monkeypatch):
     _, base_url = local_server  # nothing is served: 404
     monkeypatch.setitem(fetch.DATASETS, "tiny", _tiny_spec(base_url, "a" * 64))
-    with pytest.raises(CdsbiasError, match=r"Could not download .*--from DIR") as error:
+    with pytest.raises(CdsbiasError, match=r"Could not download .*--data-dir DIR") as error:
         fetch.fetch("tiny", to_dir=tmp_path / "cache")
     assert "\n" not in str(error.value)
 
@@ -196,3 +196,15 @@ def test_cli_fetch_unknown_name_fails_before_any_work(tmp_path, capsys):
     assert main(["data", "fetch", "gap", "nope", "--to", str(tmp_path)]) == 2
     assert "Unknown dataset 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "gap-coreference").exists()
+
+
+def test_fetch_takes_the_common_flag_names(tmp_path, capsys):
+    """--data-dir and --out, as every other command names them (--from/--to are aliases)."""
+    from cdsbias.cli import main
+
+    if not SHARED_DATA.exists():
+        pytest.skip("shared data folder is absent")
+    args = ["data", "fetch", "gap", "--data-dir", str(SHARED_DATA), "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert "gap: 3 files verified" in capsys.readouterr().out
+    assert main(["data", "list", "--data-dir", str(tmp_path)]) == 0

@@ -13,7 +13,7 @@ from cdsbias.hub import hub_model_id
 from cdsbias.publish import model_card
 
 
-def _run(tmp_path: Path, base: str, *, hub_origin: str | None = None) -> Path:
+def _run(tmp_path: Path, base: str, *, hub_origin: str | None = None, gaps=(1.5, 0.25)) -> Path:
     """A run folder as train.py leaves it, without training (two evaluated points)."""
     run = tmp_path / "run"
     (run / "checkpoint-4").mkdir(parents=True)
@@ -35,7 +35,7 @@ def _run(tmp_path: Path, base: str, *, hub_origin: str | None = None) -> Path:
             "metrics": {"mean_abs_gap": gap, "gap_male": gap, "gap_female": -gap,
                         "gap_balanced": 0.0},
             "headline": headline, "language": "en", "options": {"n_resamples": 100}}}}
-        for step, gap, loss in ((0, 1.5, 2.0), (4, 0.25, 2.1))
+        for step, gap, loss in ((0, gaps[0], 2.0), (4, gaps[1], 2.1))
     ]  # fmt: skip
     (run / "bias_metrics.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
     return run
@@ -83,3 +83,14 @@ def test_card_of_a_hub_base_model_round_trips_its_results(tmp_path):
     assert "generated occupational sentences" in text and "p = 0.5" in text
     assert "dropped by 83.3% (better)" in text
     assert "learning_rate" in text and "data_dir" not in text
+
+
+def test_report_says_rose_when_the_gap_rose(tmp_path, capsys):
+    from cdsbias.cli import main
+
+    run = _run(tmp_path, "google-bert/bert-base-uncased", gaps=(0.74, 0.76))
+    assert main(["report", str(run)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "mean |gap|" in x)
+    assert "rose by 2.7% (worse)" in line and "-2.7%" not in out
+    assert "held-out MLM loss (original text)" in out and "rose by 5.0%" in out

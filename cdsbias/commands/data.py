@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     fetch_parser = actions.add_parser(
         "fetch",
-        help="download (or copy with --from) datasets, verified by sha256",
+        help="download (or copy with --data-dir) datasets, verified by sha256",
         description="Download datasets from their pinned upstream URLs, or copy them from a "
         "local folder laid out like shared/data, and verify every file's sha256.",
     )

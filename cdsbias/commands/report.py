@@ -55,19 +55,22 @@ def run_report(args: argparse.Namespace) -> int:
     run = args.run
     summary = run_summary(run)
     step0, step1 = summary["first_step"], summary["last_step"]
-    width = 44
-    print(f"{'':{width}}{'step ' + str(step0):>12}{'step ' + str(step1):>12}")
-    for name, rows in summary["benchmarks"].items():
-        for metric, before, after in rows:
-            label = f"{name}: {metric.label}"[: width - 1]
-            print(f"{label:<{width}}{format_value(before):>12}{format_value(after):>12}  "
-                  f"{metric.change(before, after)}")  # fmt: skip
+    rows = [
+        (f"{name}: {metric.label}", format_value(before), format_value(after),
+         metric.change(before, after))
+        for name, entries in summary["benchmarks"].items()
+        for metric, before, after in entries
+    ]  # fmt: skip
     if "heldout_loss" in summary:
         before, after = summary["heldout_loss"]
         change = summary["heldout_loss_change"]
-        label = "held-out MLM loss (original text)"
-        print(f"{label:<{width}}{before:>12.4f}{after:>12.4f}  "
-              f"{'rose' if change > 0 else 'dropped'} by {abs(change):.1%}")  # fmt: skip
+        verb = "unchanged" if change == 0 else f"{'rose' if change > 0 else 'dropped'} by"
+        rows.append(("held-out MLM loss (original text)", f"{before:.4f}", f"{after:.4f}",
+                     f"{verb} {abs(change):.1%}" if change else verb))  # fmt: skip
+    width = max([len(r[0]) for r in rows] + [10]) + 2
+    print(f"{'':{width}}{'step ' + str(step0):>12}{'step ' + str(step1):>12}")
+    for label, before_text, after_text, change_text in rows:
+        print(f"{label:<{width}}{before_text:>12}{after_text:>12}  {change_text}")
     print(f"bias curve:   {run / CURVE_FILE}")
     print(f"bias metrics: {run / METRICS_FILE}")
     wandb_runs = sorted((run / "wandb").glob("offline-run-*"))
