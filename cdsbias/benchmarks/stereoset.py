@@ -310,7 +310,8 @@ class StereoSet(Benchmark):
         """The bias-bench inputs of one filler: one (input, mask position, piece) per piece."""
         tokenizer = scorer.tokenizer
         # A leading space gives the word-initial pieces of byte-level BPE (bias-bench does
-        # this for roberta-base only); WordPiece and SentencePiece ignore it.
+        # this for every model with "roberta" in its name, since its commit b71fa27 of
+        # January 2023); WordPiece and SentencePiece ignore it.
         pieces = tokenizer(" " + word, add_special_tokens=False)["input_ids"]
         if not pieces:
             raise CdsbiasError(f"The StereoSet filler {word!r} produced no tokens.")

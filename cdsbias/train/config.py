@@ -365,9 +365,17 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
     measure the model, they do not shape it) and the from-scratch keys of a model that
     was fine-tuned; the base model is named in the card's metadata instead.
     """
+    parts = str(effective.get("dataset", "gap")).split("+")
+    unused = set() if "gap" in parts else {"splits", "max_documents"}
+    if "occupations" not in parts:
+        unused |= {"occupation_sentences", "occupation_seed"}
+    if (effective.get("max_steps") or 0) > 0:
+        unused.add("num_train_epochs")  # max_steps decides the length of training
     shown = {}
     for key, value in effective.items():
-        if key in LOCAL_KEYS or key.startswith("bias_") or key.startswith("n_"):
+        if key in LOCAL_KEYS or key in unused or value is None:
+            continue
+        if key.startswith("bias_") or key.startswith("n_"):
             continue
         if key in SCRATCH_KEYS and not effective.get("init_from_scratch"):
             continue

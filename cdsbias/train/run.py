@@ -232,7 +232,7 @@ def _before_after(points: list[dict[str, Any]]) -> str:
                 continue
             lines.append(
                 f"  {name}/{metric.key:<24} {format_value(start):>10} -> {format_value(end):>10}"
-                f"  ({metric.change(start, end)})"
+                f"  {metric.change(start, end)}"
             )
     if "heldout_loss" in first and "heldout_loss" in last:
         lines.append(
