@@ -6,6 +6,8 @@ Entry points:
 * ``counterfactual_gap`` / ``read_gap`` / ``format_gap`` (gap): GAP files with re-derived
   offsets.
 * ``CounterfactualMapper`` / ``counterfactual_batch`` (corpus): ``datasets.Dataset.map``.
+* ``load_corpus`` / ``write_corpus`` (corpus_io): text/JSON lines/CSV/Parquet files or a
+  ``datasets`` id in, ``.jsonl``/``.parquet``/``save_to_disk`` folder out.
 * ``build_substituter`` (spacy_analysis): choose the rule-based or spaCy analyser.
 """
 
@@ -17,6 +19,7 @@ from cdsbias.cds.corpus import (
     should_substitute,
     substitute_texts,
 )
+from cdsbias.cds.corpus_io import load_corpus, write_corpus
 from cdsbias.cds.engine import CounterfactualSubstituter, Edit, apply_edits, map_offset
 from cdsbias.cds.gap import counterfactual_gap, format_gap, parse_gap, read_gap
 from cdsbias.cds.report import SubstitutionReport
@@ -37,10 +40,12 @@ __all__ = [
     "counterfactual_batch",
     "counterfactual_gap",
     "format_gap",
+    "load_corpus",
     "load_wordlists",
     "map_offset",
     "parse_gap",
     "read_gap",
     "should_substitute",
     "substitute_texts",
+    "write_corpus",
 ]

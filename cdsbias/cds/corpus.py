@@ -14,16 +14,23 @@ the order in which documents are processed, the batch size, or ``num_proc``.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from typing import TYPE_CHECKING, Any
 
+from cdsbias.cds.engine import apply_edits
 from cdsbias.errors import CdsbiasError
 
 if TYPE_CHECKING:
-    from cdsbias.cds.engine import CounterfactualSubstituter
+    from cdsbias.cds.engine import CounterfactualSubstituter, Edit
+    from cdsbias.cds.wordlists import WordLists
 
 MODES = ("cds", "cda")
 DEFAULT_PROBABILITY = 0.5
+#: Column that ``CounterfactualMapper(report=True)`` adds: per input document, a JSON record
+#: ``[substituted, pairs, kinds, unlisted]`` (see ``SubstitutionReport``); ``""`` on the
+#: added rows of ``cda`` mode, so every input document has exactly one record.
+REPORT_COLUMN = "_cds_report"
 
 
 def validate_settings(mode: str, probability: float) -> None:
@@ -73,7 +80,12 @@ class CounterfactualMapper:
         seed: Seed of the per-document coins.
         names: Whether to swap first names.
         id_column: Column whose value keys the per-document coin; default the text itself.
-        analyzer: ``"rules"`` (default) or ``"spacy"``; loaded lazily in each worker.
+        analyzer: ``"rules"`` (default), ``"spacy"`` or ``"auto"``; loaded lazily in each
+            worker.
+        spacy_model: spaCy model package or folder; default ``build_substituter``'s.
+        wordlists: Custom word and name lists; default the shipped ones.
+        report: Also add ``REPORT_COLUMN`` with each document's substitution counts, for
+            ``SubstitutionReport`` totals over a whole dataset.
     """
 
     def __init__(
@@ -86,6 +98,9 @@ class CounterfactualMapper:
         names: bool = True,
         id_column: str | None = None,
         analyzer: str = "rules",
+        spacy_model: str | None = None,
+        wordlists: WordLists | None = None,
+        report: bool = False,
     ) -> None:
         validate_settings(mode, probability)
         self.column = column
@@ -95,12 +110,21 @@ class CounterfactualMapper:
         self.names = names
         self.id_column = id_column
         self.analyzer = analyzer
+        # Set only when given, so the datasets cache fingerprint of mappers built without
+        # them (the training path) is the same as before these options existed.
+        if spacy_model is not None:
+            self.spacy_model = spacy_model
+        if wordlists is not None:
+            self.wordlists = wordlists
+        if report:
+            self.report = True
         self._substituter = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Workers rebuild the substituter (and any spaCy pipeline) themselves.
         state = dict(self.__dict__)
         state["_substituter"] = None
+        state.pop("_known_words", None)  # rebuilt with the substituter
         return state
 
     @property
@@ -109,8 +133,31 @@ class CounterfactualMapper:
         if self._substituter is None:
             from cdsbias.cds.spacy_analysis import build_substituter
 
-            self._substituter = build_substituter(names=self.names, analyzer=self.analyzer)
+            options: dict[str, Any] = {}
+            if getattr(self, "spacy_model", None) is not None:
+                options["spacy_model"] = self.spacy_model
+            if getattr(self, "wordlists", None) is not None:
+                options["wordlists"] = self.wordlists
+            self._substituter = build_substituter(
+                names=self.names, analyzer=self.analyzer, **options
+            )
         return self._substituter
+
+    def _record(self, text: str, edits: list[Edit], substituted: bool) -> str:
+        """One document's ``REPORT_COLUMN`` value, counted exactly as ``SubstitutionReport``."""
+        from cdsbias.cds.report import SubstitutionReport
+
+        known_words = getattr(self, "_known_words", None)
+        if known_words is None:
+            wordlists = self.substituter.wordlists
+            known_words = self._known_words = (
+                set(wordlists.word_map)
+                | set(wordlists.word_map.values())
+                | {name.lower() for name in self.substituter.name_map}
+            )
+        part = SubstitutionReport()
+        part.add("", text, edits, substituted=substituted, known_words=known_words)
+        return json.dumps([substituted, dict(part.pairs), dict(part.kinds), dict(part.unlisted)])
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         if self.column not in batch:
@@ -128,23 +175,38 @@ class CounterfactualMapper:
         else:
             chosen = [True] * len(texts)
         to_substitute = [text for text, flag in zip(texts, chosen, strict=True) if flag]
-        substituted = iter(self.substituter.substitute_many(to_substitute) if to_substitute else [])
+        # substitute_many is apply_edits over edits_many; the edits are kept for the report.
+        chosen_edits = self.substituter.edits_many(to_substitute) if to_substitute else []
+        all_edits = iter(chosen_edits)
+        edits = [next(all_edits) if flag else [] for flag in chosen]
+        new_texts = [
+            apply_edits(text, text_edits) if flag else text
+            for text, text_edits, flag in zip(texts, edits, chosen, strict=True)
+        ]
+        report = getattr(self, "report", False)
+        records = (
+            [self._record(t, e, f) for t, e, f in zip(texts, edits, chosen, strict=True)]
+            if report
+            else []
+        )
         if self.mode == "cds":
             output = dict(batch)
-            output[self.column] = [
-                next(substituted) if flag else text
-                for text, flag in zip(texts, chosen, strict=True)
-            ]
+            output[self.column] = new_texts
             output["counterfactual"] = chosen
+            if report:
+                output[REPORT_COLUMN] = records
             return output
         output = {name: [] for name in batch}
         output["counterfactual"] = []
+        if report:
+            output[REPORT_COLUMN] = []
         for row in range(len(texts)):
-            counterfactual_text = next(substituted)
             for name, values in batch.items():
                 output[name].extend([values[row], values[row]])
-            output[self.column][-1] = counterfactual_text
+            output[self.column][-1] = new_texts[row]
             output["counterfactual"].extend([False, True])
+            if report:
+                output[REPORT_COLUMN].extend([records[row], ""])
         return output
 
 

@@ -1,4 +1,4 @@
-"""``cdsbias cds``: write a counterfactual (CDS or CDA) version of a GAP file."""
+"""``cdsbias cds``: write a counterfactual (CDS or CDA) version of a GAP file or a corpus."""
 
 from __future__ import annotations
 
@@ -12,15 +12,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds the ``cds`` command."""
     parser = subparsers.add_parser(
         "cds",
-        help="counterfactual data substitution of a GAP file",
-        description="Swap gendered words, pronouns and given names in a GAP TSV and re-derive "
-        "the Pronoun/A/B offsets, so the output is a valid GAP file. Writes OUTPUT and a JSON "
-        "report (OUTPUT.report.json unless --report is given).",
+        help="counterfactual data substitution of a GAP file or a corpus",
+        description="Swap gendered words, pronouns and given names. A GAP .tsv gives a valid "
+        "GAP file (Pronoun/A/B offsets re-derived). Corpora: .txt (one document per line), "
+        ".jsonl/.json, .csv or .parquet files (globs and several files of one kind), or "
+        "--dataset ID (hub id or local dataset folder); the --text-column is substituted "
+        "with the training path's engine and seeding, a boolean 'counterfactual' column "
+        "is added, and OUTPUT is .jsonl, .parquet or a save_to_disk folder. Writes OUTPUT "
+        "and a JSON report (OUTPUT.report.json unless --report is given).",
     )
-    parser.add_argument("input", type=Path, metavar="INPUT.tsv", help="GAP TSV file")
     parser.add_argument(
-        "--out", type=Path, required=True, metavar="OUTPUT.tsv", help="counterfactual GAP TSV"
+        "input",
+        type=Path,
+        nargs="*",
+        metavar="INPUT",
+        help="GAP .tsv file, or corpus files/globs (.txt, .jsonl, .json, .csv, .parquet)",
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="OUTPUT",
+        help="GAP: counterfactual .tsv; corpus: .jsonl, .parquet or a folder (save_to_disk)",
+    )
+    parser.add_argument(
+        "--dataset",
+        metavar="ID",
+        help="instead of INPUT: a hub dataset id or a local dataset folder (load_dataset)",
+    )
+    parser.add_argument("--dataset-config", metavar="NAME", help="the dataset's configuration")
+    parser.add_argument("--split", metavar="S", help="the dataset's split (default train)")
+    parser.add_argument(
+        "--text-column",
+        metavar="NAME",
+        help="corpus column to substitute (default text)",
+    )
+    parser.add_argument(
+        "--id-column",
+        metavar="NAME",
+        help="corpus column whose values key each document's coin and name it in the report "
+        "(default: 'id' if the corpus has it, as in training; else a hash of the text)",
+    )
+    parser.add_argument(
+        "--num-proc", type=int, default=1, metavar="N", help="corpus: processes (default 1)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument(
         "--probability",
         type=float,
@@ -61,7 +97,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs ``cdsbias cds``; everything is validated before any output is written."""
+    """Runs ``cdsbias cds`` on a GAP file or a corpus (by the input's kind)."""
+    from cdsbias.errors import CdsbiasError
+
+    inputs = args.input
+    if len(inputs) == 1 and inputs[0].suffix.lower() == ".tsv" and not args.dataset:
+        for flag, value in (("--text-column", args.text_column), ("--id-column", args.id_column)):
+            if value is not None:
+                raise CdsbiasError(f"{flag} applies to corpora, not GAP .tsv files; drop it")
+        args.input = inputs[0]
+        return run_gap(args)
+    return run_corpus(args)
+
+
+def run_gap(args: argparse.Namespace) -> int:
+    """Runs ``cdsbias cds`` on a GAP file; everything is validated before any output is written."""
     from cdsbias.cds.corpus import validate_settings
     from cdsbias.cds.gap import counterfactual_gap, format_gap, read_gap
     from cdsbias.cds.spacy_analysis import build_substituter
@@ -99,5 +149,110 @@ def run(args: argparse.Namespace) -> int:
         f"wrote {len(output.rows)} rows to {args.out} ({report.to_dict()['documents_substituted']}"
         f" substituted, {sum(report.pairs.values())} substitutions, analyser "
         f"{substituter.method}); report: {report_path}"
+    )
+    return 0
+
+
+def run_corpus(args: argparse.Namespace) -> int:
+    """Runs ``cdsbias cds`` on a corpus with the training path's ``CounterfactualMapper``.
+
+    Everything that can be checked (settings, output kind, inputs, columns, word lists,
+    analyser) is checked before the map; the output and report are written only after it.
+    """
+    import datasets
+
+    from cdsbias.cds.corpus import REPORT_COLUMN, CounterfactualMapper, validate_settings
+    from cdsbias.cds.corpus_io import (
+        collect_report,
+        expand_inputs,
+        load_corpus,
+        output_format,
+        write_corpus,
+    )
+    from cdsbias.cds.wordlists import load_wordlists
+    from cdsbias.errors import CdsbiasError
+    from cdsbias.io import atomic_write_text
+
+    validate_settings(args.mode, args.probability)
+    if args.num_proc < 1:
+        raise CdsbiasError(f"--num-proc must be at least 1, got {args.num_proc}")
+    output_format(args.out)
+    report_path = args.report or args.out.with_name(args.out.name + ".report.json")
+    if args.input and args.dataset:
+        raise CdsbiasError("give either INPUT files or --dataset ID, not both")
+    if not args.input and not args.dataset:
+        raise CdsbiasError("no input: give INPUT files or --dataset ID")
+    sources = expand_inputs(args.input)[1] if args.input else [Path(args.dataset)]
+    out = args.out.resolve()
+    if any(out == source.resolve() for source in sources) or report_path.resolve() in {
+        source.resolve() for source in sources
+    }:
+        raise CdsbiasError("--out and --report must differ from the input")
+    custom_lists = args.word_pairs is not None or args.name_pairs is not None
+    wordlists = load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
+
+    bars_were_on = datasets.is_progress_bar_enabled()
+    if args.quiet:
+        datasets.disable_progress_bars()
+    try:
+        corpus = load_corpus(
+            args.input,
+            dataset=args.dataset,
+            config=args.dataset_config,
+            split=args.split,
+            text_column=args.text_column or "text",
+        )
+        id_column = args.id_column
+        if id_column is not None and id_column not in corpus.column_names:
+            raise CdsbiasError(
+                f"--id-column '{id_column}' not found; the corpus has: "
+                f"{', '.join(corpus.column_names)}"
+            )
+        if id_column is None and "id" in corpus.column_names:
+            id_column = "id"  # as the training path keys its documents
+        mapper = CounterfactualMapper(
+            args.text_column or "text",
+            mode=args.mode,
+            probability=args.probability,
+            seed=args.seed,
+            names=args.names,
+            id_column=id_column,
+            analyzer=args.analyzer,
+            spacy_model=args.spacy_model,
+            wordlists=wordlists if custom_lists else None,
+            report=True,
+        )
+        method = mapper.substituter.method  # a missing spaCy model fails here, not in a worker
+        mapped = corpus.map(
+            mapper,
+            batched=True,
+            num_proc=args.num_proc if args.num_proc > 1 else None,
+            desc=f"counterfactual substitution ({args.mode})",
+        )
+        report = collect_report(mapped, id_column)
+        output = mapped.remove_columns([REPORT_COLUMN])
+        settings = {
+            "input": [str(path) for path in args.input] if args.input else None,
+            "dataset": args.dataset,
+            "dataset_config": args.dataset_config,
+            "split": (args.split or "train") if args.dataset else None,
+            "text_column": args.text_column or "text",
+            "id_column": id_column,
+            "mode": args.mode,
+            "probability": args.probability,
+            "seed": args.seed,
+            "names": args.names,
+            "analyzer": method,
+        }
+        write_corpus(output, args.out)
+        atomic_write_text(report_path, report.to_json(settings=settings))
+    finally:
+        if args.quiet and bars_were_on:
+            datasets.enable_progress_bars()
+    summary = report.to_dict(top_unlisted=0)
+    print(
+        f"wrote {len(output)} rows to {args.out} ({summary['documents_substituted']} of "
+        f"{summary['documents_total']} documents substituted, {summary['substitutions_total']} "
+        f"substitutions, analyser {method}); report: {report_path}"
     )
     return 0
