@@ -144,6 +144,8 @@ def load_corpus(
     config: str | None = None,
     split: str | None = None,
     text_column: str = "text",
+    builder: str | None = None,
+    text_option: str = "--text-column",
 ) -> Any:
     """Loads a corpus as a ``datasets.Dataset`` and checks its text column.
 
@@ -153,6 +155,10 @@ def load_corpus(
         config: The dataset's configuration name (``dataset`` only).
         split: The split to load (``dataset`` only; default ``train``).
         text_column: Column holding the documents; must be strings without nulls.
+        builder: The ``load_dataset`` builder the ``inputs`` must be read with (``text``,
+            ``json``, ``csv`` or ``parquet``); default: the one their extension implies.
+        text_option: How the caller's user names the text column setting, for errors
+            (``--text-column`` on the command line, ``text_column`` in a recipe).
 
     Returns:
         The documents, one row each.
@@ -167,7 +173,16 @@ def load_corpus(
     if inputs and (config is not None or split is not None):
         raise CdsbiasError("--dataset-config and --split apply to --dataset only")
     if inputs:
-        builder, files = expand_inputs(inputs)
+        inferred, files = expand_inputs(inputs)
+        if builder is not None and inferred != builder:
+            # Reading .csv with the json builder fails later with a parser message that
+            # does not name the mismatch; say it here.
+            raise CdsbiasError(
+                f"{files[0]} holds {inferred} data, not {builder}; use {inferred} files "
+                f"({', '.join(s for s, b in INPUT_BUILDERS.items() if b == inferred)}) "
+                f"with dataset: {inferred}"
+            )
+        builder = inferred
         source: Any = files
         if all(path.stat().st_size == 0 for path in files):
             raise _empty_error(files)
@@ -191,16 +206,21 @@ def load_corpus(
             ) from None
         if isinstance(corpus, datasets.IterableDataset):
             raise CdsbiasError(f"dataset '{dataset}' is streaming-only; save it locally first")
-    check_text_column(corpus, text_column, source)
+    check_text_column(corpus, text_column, source, text_option)
     return corpus
 
 
-def check_text_column(corpus: Any, text_column: str, source: Any = "") -> None:
-    """Raises a one-line error unless ``corpus`` is non-empty with a string ``text_column``."""
+def check_text_column(
+    corpus: Any, text_column: str, source: Any = "", text_option: str = "--text-column"
+) -> None:
+    """Raises a one-line error unless ``corpus`` is non-empty with a string ``text_column``.
+
+    ``text_option`` names the setting that chooses the column in the error messages.
+    """
     if text_column not in corpus.column_names:
         raise CdsbiasError(
             f"column '{text_column}' not found; the corpus has: {', '.join(corpus.column_names)} "
-            "(choose one with --text-column)"
+            f"(choose one with {text_option})"
         )
     if len(corpus) == 0:
         raise _empty_error(source)
@@ -208,7 +228,7 @@ def check_text_column(corpus: Any, text_column: str, source: Any = "") -> None:
     if dtype not in ("string", "large_string"):
         raise CdsbiasError(
             f"column '{text_column}' holds {corpus.features[text_column]}, not text; "
-            "choose a string column with --text-column"
+            f"choose a string column with {text_option}"
         )
     nulls = corpus.data.column(text_column).null_count
     if nulls:

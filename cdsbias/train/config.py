@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import re
 import typing
 import warnings
 from dataclasses import dataclass, field
@@ -62,8 +63,29 @@ class DataConfig:
         default="gap",
         metadata={
             "help": "'gap' (Wikipedia snippets), 'occupations' (generated occupational "
-            "sentences, for the offline demo) or 'occupations+gap'."
+            "sentences, for the offline demo), 'occupations+gap', a hub dataset id "
+            "(e.g. Salesforce/wikitext), or a `datasets` builder for local files: 'text' "
+            "(one document per line), 'json' (JSON lines), 'csv' or 'parquet' (with "
+            "data_files)."
         },
+    )
+    dataset_config_name: str | None = field(
+        default=None,
+        metadata={"help": "Configuration of a hub dataset (e.g. wikitext-2-raw-v1)."},
+    )
+    dataset_split: str = field(
+        default="train", metadata={"help": "Split of a hub dataset to train on."}
+    )
+    data_files: list[str] | None = field(
+        default=None,
+        metadata={
+            "help": "Local files of dataset: text/json/csv/parquet: a path, a glob "
+            "(corpus/*.jsonl) or a list; never written into a model card."
+        },
+    )
+    text_column: str = field(
+        default="text",
+        metadata={"help": "Column holding the documents (hub dataset or local files)."},
     )
     occupation_sentences: int = field(
         default=20_000, metadata={"help": "Sentences of the 'occupations' corpus."}
@@ -83,7 +105,8 @@ class DataConfig:
         metadata={"help": "GAP files to train on (all of GAP by default, as in Bartl 2020)."},
     )
     max_documents: int | None = field(
-        default=None, metadata={"help": "Use only the first N documents (smoke tests)."}
+        default=None,
+        metadata={"help": "Use only the first N documents of the corpus (smoke tests)."},
     )
     heldout_fraction: float = field(
         default=0.05,
@@ -295,8 +318,82 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
     return recipe
 
 
+#: Built-in training corpora (``dataset`` values that are neither hub ids nor builders).
+BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
+#: ``datasets`` builders for local files (``dataset`` values that need ``data_files``).
+LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
+#: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
+_CORPUS_KEYS = {
+    "data_files": ("local",),
+    "dataset_config_name": ("hub",),
+    "dataset_split": ("hub",),
+    "text_column": ("hub", "local"),
+    "splits": ("gap",),
+    "data_dir": ("gap",),
+    "occupation_sentences": ("occupations",),
+    "occupation_seed": ("occupations",),
+}
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def is_local_dataset(dataset: str) -> bool:
+    """Whether ``dataset`` (not a built-in corpus or builder) is a path on this machine
+    rather than a hub id: such a value must never reach a model card."""
+    return Path(dataset).expanduser().exists() or not _HUB_ID.fullmatch(dataset)
+
+
+def corpus_kinds(dataset: str) -> tuple[str, ...]:
+    """What ``dataset`` names: ``("gap",)``, ``("occupations",)``, both, ``("local",)``
+    (a builder reading ``data_files``) or ``("hub",)`` (anything ``load_dataset`` takes)."""
+    if dataset in BUILTIN_CORPORA:
+        return tuple(dataset.split("+"))
+    return ("local",) if dataset in LOCAL_BUILDERS else ("hub",)
+
+
+def _validate_corpus(data: DataConfig, source: dict[str, Any]) -> None:
+    """Conflicting or missing corpus keys; checks file names, never reads the data."""
+    from cdsbias.cds.corpus_io import expand_inputs
+
+    if not data.dataset:
+        raise CdsbiasError("dataset is empty; set gap, occupations, a hub id or json/csv/...")
+    kinds = corpus_kinds(data.dataset)
+    builtin = set(kinds) <= {"gap", "occupations"}
+    for key, shapes in _CORPUS_KEYS.items():
+        if builtin and set(shapes) <= {"gap", "occupations"}:
+            continue  # recipes of the built-in corpora keep loading as before these keys
+        if key in source and source[key] is not None and not set(kinds) & set(shapes):
+            # Never drop a key silently: the user meant it to change the corpus.
+            raise CdsbiasError(
+                f"{key} does not apply to dataset: {data.dataset} (only to "
+                f"{' or '.join(_KIND_NAMES[k] for k in shapes)}); remove it or change dataset."
+            )
+    if kinds == ("local",):
+        if not data.data_files:
+            raise CdsbiasError(
+                f"dataset: {data.dataset} reads local files; set data_files to a path, glob "
+                "or list (e.g. data_files=corpus/*.jsonl)."
+            )
+        try:  # missing files, empty globs, mixed or unknown kinds: before any data is read
+            expand_inputs(data.data_files)
+        except CdsbiasError as exc:
+            raise CdsbiasError(f"data_files: {exc}") from None
+    if data.max_documents is not None and data.max_documents < 1:
+        raise CdsbiasError(f"max_documents must be at least 1, got {data.max_documents}.")
+
+
+_KIND_NAMES = {
+    "gap": "dataset: gap",
+    "occupations": "dataset: occupations",
+    "local": f"dataset: {'/'.join(LOCAL_BUILDERS)}",
+    "hub": "a hub dataset id",
+}
+
+
 def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
     data, cds, model = recipe.data, recipe.cds, recipe.model
+    _validate_corpus(data, recipe.source)
     if data.text_unit not in ("sentence", "chunk"):
         raise CdsbiasError(f"text_unit must be 'sentence' or 'chunk', got '{data.text_unit}'.")
     if not 0.0 <= data.heldout_fraction < 1.0:
@@ -335,6 +432,7 @@ LOCAL_KEYS = frozenset(
     {
         "output_dir",
         "data_dir",
+        "data_files",
         "bias_data_dir",
         "logging_dir",
         "overwrite_output_dir",
@@ -365,10 +463,12 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
     measure the model, they do not shape it) and the from-scratch keys of a model that
     was fine-tuned; the base model is named in the card's metadata instead.
     """
-    parts = str(effective.get("dataset", "gap")).split("+")
-    unused = set() if "gap" in parts else {"splits", "max_documents"}
-    if "occupations" not in parts:
-        unused |= {"occupation_sentences", "occupation_seed"}
+    kinds = corpus_kinds(str(effective.get("dataset", "gap")))
+    unused = {key for key, shapes in _CORPUS_KEYS.items() if not set(kinds) & set(shapes)}
+    if kinds == ("occupations",):
+        unused.add("max_documents")  # it cuts GAP and the other corpora only
+    if kinds == ("hub",) and is_local_dataset(str(effective["dataset"])):
+        unused.add("dataset")  # a local dataset folder: a path of this machine
     if (effective.get("max_steps") or 0) > 0:
         unused.add("num_train_epochs")  # max_steps decides the length of training
     shown = {}

@@ -6,6 +6,7 @@ its inputs and settings, and runs in ``num_proc`` processes when asked.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,13 @@ from transformers import TrainerCallback
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.occupations import occupational_sentences
-from cdsbias.train.config import CDSConfig, DataConfig
+from cdsbias.train.config import (
+    BUILTIN_CORPORA,
+    CDSConfig,
+    DataConfig,
+    corpus_kinds,
+    is_local_dataset,
+)
 
 GAP_FILES = {
     "development": "gap-development.tsv",
@@ -112,7 +119,7 @@ def gap_paths(data: DataConfig) -> list[Path]:
     return paths
 
 
-CORPORA = ("gap", "occupations", "occupations+gap")
+CORPORA = BUILTIN_CORPORA
 #: What each part of a corpus is, for model cards: (hub dataset id or None, description).
 CORPUS_PARTS = {
     "gap": ("google-research-datasets/gap", "GAP Wikipedia snippets (Webster et al. 2018)"),
@@ -121,8 +128,26 @@ CORPUS_PARTS = {
 
 
 def describe_corpus(data: DataConfig) -> dict[str, Any]:
-    """The hub dataset ids and a readable description of the training corpus."""
-    parts = [part for part in ("occupations", "gap") if part in data.dataset.split("+")]
+    """The hub dataset ids and a readable description of the training corpus.
+
+    Never names a path of this machine: local files are described by kind and size, a
+    local dataset folder as such.
+    """
+    kinds = corpus_kinds(data.dataset)
+    if kinds in (("local",), ("hub",)):
+        local = kinds == ("local",) or is_local_dataset(data.dataset)
+        what = f"local {data.dataset} files" if kinds == ("local",) else "a local dataset folder"
+        if not local:
+            config = f" ({data.dataset_config_name})" if data.dataset_config_name else ""
+            what = f"{data.dataset}{config}, split {data.dataset_split}"
+        if kinds == ("local",) and not data.data_files:
+            return {"datasets": [], "description": what}  # an old run's recipe: no files
+        # The run has just loaded them (the datasets cache answers); for a run whose
+        # files are gone the kind alone is still right.
+        with contextlib.suppress(CdsbiasError):
+            what += f" ({len(load_documents(data))} documents)"
+        return {"datasets": [] if local else [data.dataset], "description": what}
+    parts = [part for part in ("occupations", "gap") if part in kinds]
     return {
         "datasets": [CORPUS_PARTS[p][0] for p in parts if CORPUS_PARTS[p][0]],
         "description": " and ".join(CORPUS_PARTS[p][1] for p in parts),
@@ -155,19 +180,64 @@ def _occupation_documents(data: DataConfig) -> Any:
     )
 
 
+def _corpus_documents(data: DataConfig) -> Any:
+    """A hub dataset or local files, through ``corpus_io.load_corpus``, as ``id``/``text``."""
+    import datasets
+
+    from cdsbias.cds.corpus_io import load_corpus
+
+    if corpus_kinds(data.dataset) == ("local",):
+        if not data.data_files:
+            raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
+        corpus = load_corpus(
+            data.data_files, builder=data.dataset, text_column=data.text_column,
+            text_option="text_column=NAME",
+        )  # fmt: skip
+        split = "train"  # load_dataset puts local files in one split
+    else:
+        corpus = load_corpus(
+            dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
+            text_column=data.text_column, text_option="text_column=NAME",
+        )  # fmt: skip
+        split = data.dataset_split
+    if data.max_documents is not None:
+        corpus = corpus.select(range(min(data.max_documents, len(corpus))))
+    documents = corpus.select_columns([data.text_column])
+    if data.text_column != "text":
+        documents = documents.rename_column(data.text_column, "text")
+    if "id" in corpus.column_names and data.text_column != "id":
+        ids = corpus.features["id"]
+        if not isinstance(ids, datasets.Value):
+            raise CdsbiasError(
+                f"the corpus's id column holds {ids}, not one value per document; rename or drop it"
+            )
+        if corpus.data.column("id").null_count:
+            raise CdsbiasError("the corpus's id column has empty (null) values; fill or drop it")
+        # The id keys each document's CDS coin: the corpus's own ids keep it stable when
+        # rows are reordered or added.
+        documents = documents.add_column("id", [str(i) for i in corpus["id"]])
+    else:
+        # Row positions within the split: stable for a given corpus file.
+        documents = documents.add_column("id", [f"{split}-{i}" for i in range(len(corpus))])
+    return documents.select_columns(["id", "text"])
+
+
 def load_documents(data: DataConfig) -> Any:
     """Training documents as a ``datasets.Dataset`` with columns ``id`` and ``text``.
 
     ``gap``: GAP's Wikipedia snippets; ``occupations``: generated sentences whose person
     gender follows each profession's share of women (see :mod:`cdsbias.occupations`);
-    ``occupations+gap``: both. ``max_documents`` applies to GAP.
+    ``occupations+gap``: both; a hub dataset id or ``text``/``json``/``csv``/``parquet``
+    with ``data_files``: the ``text_column`` of that corpus, its ``id`` column if it has
+    one, else ``SPLIT-ROW``. ``max_documents`` applies to every corpus but ``occupations``.
+
+    Raises:
+        CdsbiasError: Missing or unreadable files, an empty corpus, a missing text column.
     """
     import datasets
 
     if data.dataset not in CORPORA:
-        raise CdsbiasError(
-            f"Unknown training corpus '{data.dataset}'; available: {', '.join(CORPORA)}."
-        )
+        return _corpus_documents(data)
     parts = []
     if "occupations" in data.dataset:
         parts.append(_occupation_documents(data))

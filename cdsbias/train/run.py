@@ -51,8 +51,13 @@ def resolve_resume(recipe: Recipe) -> str | None:
     return str(value)
 
 
-def prepare_output_dir(recipe: Recipe, resume: str | None) -> None:
-    """Refuses to write into a folder that holds another run, unless told to."""
+def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = True) -> bool:
+    """Refuses to write into a folder that holds another run, unless told to.
+
+    Returns whether the folder holds a run that ``overwrite_output_dir`` allows deleting;
+    with ``delete=False`` it is only checked (the caller deletes it once every input has
+    been read, so a bad input never costs an earlier run).
+    """
     output_dir = Path(recipe.training.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise CdsbiasError(f"output_dir {output_dir} exists and is not a folder.")
@@ -66,8 +71,10 @@ def prepare_output_dir(recipe: Recipe, resume: str | None) -> None:
                 "with resume_from_checkpoint=true, pick another output_dir, or pass "
                 "overwrite_output_dir=true to delete it."
             )
-        if _is_main():
+        if delete and _is_main():
             shutil.rmtree(output_dir)
+        return True
+    return False
 
 
 def configure_tracking(recipe: Recipe) -> str | None:
@@ -128,6 +135,7 @@ def run(recipe: Recipe) -> Path:
         MLMCollator,
         build_training_data,
         describe_corpus,
+        load_documents,
     )
 
     training = recipe.training
@@ -138,15 +146,19 @@ def run(recipe: Recipe) -> Path:
         # processes under DDP, which would corrupt the held-out MLM loss curve.
         training.average_tokens_across_devices = False
     resume = resolve_resume(recipe)
+    prepare_output_dir(recipe, resume, delete=False)  # refuse early, delete nothing yet
+    # Every input is read before the output folder is touched: bad benchmark data or a
+    # bad corpus fails with an earlier run intact, even with overwrite_output_dir=true.
+    benchmarks = recipe.bias.build_benchmarks()
+    for benchmark in benchmarks:
+        _ = benchmark.rows
+    with training.main_process_first(desc="reading the corpus"):
+        load_documents(recipe.data)  # cached by datasets: training reads it again for free
     prepare_output_dir(recipe, resume)
     wandb_mode = configure_tracking(recipe)
     hf_logging.set_verbosity_warning()
     set_seed(training.seed)
 
-    # Benchmarks first: bad data or names fail before any model is loaded.
-    benchmarks = recipe.bias.build_benchmarks()
-    for benchmark in benchmarks:
-        _ = benchmark.rows
     model, tokenizer = build_model(recipe, resume)
     with training.main_process_first(desc="preparing the corpus"):
         data = build_training_data(recipe.data, recipe.cds, tokenizer, seed=training.seed)
