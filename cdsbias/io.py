@@ -10,22 +10,30 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename.
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yields a temporary file path beside ``path`` that replaces it only on success.
 
-    A reader (or a crash) sees either the old file or the complete new one.
+    Whatever writes the file (``open``, ``Dataset.to_parquet``, ...) writes the temporary
+    path; a reader (or a crash) sees either the old file or the complete new one.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
-            handle.write(text)
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
+    """Writes ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding=encoding, newline="") as handle:
+        handle.write(text)
 
 
 @contextlib.contextmanager

@@ -10,10 +10,8 @@ output. Every user mistake becomes a one-line ``CdsbiasError``.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import glob
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -280,7 +278,7 @@ def write_corpus(corpus: Any, out: str | os.PathLike) -> None:
     temporary path beside ``out`` and is renamed into place, so a crash or an error leaves
     any earlier output intact.
     """
-    from cdsbias.io import atomic_output_dir
+    from cdsbias.io import atomic_output_dir, atomic_path
 
     out = Path(out)
     kind = output_format(out)
@@ -288,16 +286,8 @@ def write_corpus(corpus: Any, out: str | os.PathLike) -> None:
         with atomic_output_dir(out) as staging:
             corpus.save_to_disk(str(staging))
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
+    with atomic_path(out) as tmp:
         if kind == "jsonl":
-            corpus.to_json(tmp, lines=True, force_ascii=False)
+            corpus.to_json(str(tmp), lines=True, force_ascii=False)
         else:
-            corpus.to_parquet(tmp)
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+            corpus.to_parquet(str(tmp))
