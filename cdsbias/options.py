@@ -55,23 +55,19 @@ def parse_key_values(items: Iterable[str], what: str = "override") -> dict[str, 
     return parsed
 
 
-def _describe(annotation: Any) -> str:
+def describe_type(annotation: Any) -> str:
+    """A short readable name of an annotation: ``word | piece``, ``int``, ``list of str``."""
     origin = typing.get_origin(annotation)
     if origin is Literal:
         return " | ".join(str(a) for a in typing.get_args(annotation))
     if origin in (typing.Union, types.UnionType):
-        return " | ".join(_describe(a) for a in typing.get_args(annotation))
+        return " | ".join(describe_type(a) for a in typing.get_args(annotation))
     if annotation is type(None):
         return "none"
     if origin in (list, tuple):
         inner = typing.get_args(annotation)
-        return f"list of {_describe(inner[0])}" if inner else "list"
+        return f"list of {describe_type(inner[0])}" if inner else "list"
     return getattr(annotation, "__name__", str(annotation))
-
-
-def describe_type(annotation: Any) -> str:
-    """A short readable name of an annotation: ``word | piece``, ``int``, ``list of str``."""
-    return _describe(annotation)
 
 
 def check_value(key: str, value: Any, annotation: Any, what: str = "recipe key") -> Any:
@@ -116,7 +112,7 @@ def check_value(key: str, value: Any, annotation: Any, what: str = "recipe key")
                 errors.append(str(exc))
         if len(errors) == 1:
             raise CdsbiasError(errors[0])
-        raise CdsbiasError(f"{what} '{key}' expects {_describe(annotation)}, got {value!r}.")
+        raise CdsbiasError(f"{what} '{key}' expects {describe_type(annotation)}, got {value!r}.")
     if origin in (list, tuple):
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]

@@ -336,16 +336,22 @@ def _roberta(texts: Sequence[str], vocab_file: str | Path | None) -> tuple[Any, 
         vocab=vocab, merges=merges, mask_token=mask, model_max_length=512
     )
 
+    return tokenizer, _roberta_family(RobertaConfig, RobertaForMaskedLM)
+
+
+def _roberta_family(config_cls: type, model_cls: type) -> Callable[..., Any]:
+    """The model factory of RoBERTa and XLM-R (same layout, different classes)."""
+
     def model(size: int, tokenizer: Any, sizes: dict[str, int]) -> Any:
         # Position ids start at pad_token_id + 1, so 514 positions hold 512 tokens.
-        config = RobertaConfig(
+        config = config_cls(
             vocab_size=size, max_position_embeddings=514, type_vocab_size=1,
             pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
             eos_token_id=tokenizer.eos_token_id, **sizes,
         )  # fmt: skip
-        return RobertaForMaskedLM(config)
+        return model_cls(config)
 
-    return tokenizer, model
+    return model
 
 
 def _modernbert(texts: Sequence[str], vocab_file: str | Path | None) -> tuple[Any, Any]:
@@ -431,15 +437,7 @@ def _xlm_roberta(texts: Sequence[str], vocab_file: str | Path | None) -> tuple[A
     pieces = specials + _unigram_pieces(texts, lowercase=False) + [("<mask>", 0.0)]
     tokenizer = XLMRobertaTokenizer(vocab=pieces, model_max_length=512)
 
-    def model(size: int, tokenizer: Any, sizes: dict[str, int]) -> Any:
-        config = XLMRobertaConfig(
-            vocab_size=size, max_position_embeddings=514, type_vocab_size=1,
-            pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id, **sizes,
-        )  # fmt: skip
-        return XLMRobertaForMaskedLM(config)
-
-    return tokenizer, model
+    return tokenizer, _roberta_family(XLMRobertaConfig, XLMRobertaForMaskedLM)
 
 
 def _deberta_v2(texts: Sequence[str], vocab_file: str | Path | None) -> tuple[Any, Any]:

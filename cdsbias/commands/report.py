@@ -19,33 +19,13 @@ def register(subparsers: Any) -> None:
 
 
 def run_summary(run: Path) -> dict[str, Any]:
-    """Headline numbers of a run, first vs last evaluated point.
-
-    Returns:
-        ``first_step``, ``last_step``, ``benchmarks`` ({name: [(metric, before, after)]})
-        and, when recorded, ``heldout_loss`` (before, after) and its relative change.
-    """
-    from cdsbias.train.callback import headline_of, read_points
+    """Headline numbers of a run (see :func:`cdsbias.train.callback.before_after`)."""
+    from cdsbias.train.callback import before_after, read_points
 
     points = read_points(run)
     if not points:
         raise CdsbiasError(f"{run} has no bias_metrics.jsonl points; is it a train.py output?")
-    first, last = points[0], points[-1]
-    summary: dict[str, Any] = {
-        "first_step": first["step"],
-        "last_step": last["step"],
-        "benchmarks": {},
-    }
-    for name, entry in last.get("benchmarks", {}).items():
-        before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
-        summary["benchmarks"][name] = [
-            (metric, before.get(metric.key), entry["metrics"].get(metric.key))
-            for metric in headline_of(entry)
-        ]
-    if "heldout_loss" in first and "heldout_loss" in last:
-        summary["heldout_loss"] = (first["heldout_loss"], last["heldout_loss"])
-        summary["heldout_loss_change"] = last["heldout_loss"] / first["heldout_loss"] - 1
-    return summary
+    return before_after(points)
 
 
 def run_report(args: argparse.Namespace) -> int:

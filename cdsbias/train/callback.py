@@ -286,6 +286,31 @@ def headline_of(entry: dict[str, Any]) -> list[Metric]:
     return [Metric(**m) for m in entry.get("headline", [])]
 
 
+def before_after(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Headline numbers of a run, first vs last evaluated point (``points`` not empty).
+
+    Returns:
+        ``first_step``, ``last_step``, ``benchmarks`` ({name: [(metric, before, after)]})
+        and, when recorded, ``heldout_loss`` (before, after) and its relative change.
+    """
+    first, last = points[0], points[-1]
+    summary: dict[str, Any] = {
+        "first_step": first["step"],
+        "last_step": last["step"],
+        "benchmarks": {},
+    }
+    for name, entry in last.get("benchmarks", {}).items():
+        before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
+        summary["benchmarks"][name] = [
+            (metric, before.get(metric.key), entry["metrics"].get(metric.key))
+            for metric in headline_of(entry)
+        ]
+    if "heldout_loss" in first and "heldout_loss" in last:
+        summary["heldout_loss"] = (first["heldout_loss"], last["heldout_loss"])
+        summary["heldout_loss_change"] = last["heldout_loss"] / first["heldout_loss"] - 1
+    return summary
+
+
 def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
     """Draws each benchmark's headline curves (with CIs) and the held-out loss vs step."""
     import matplotlib

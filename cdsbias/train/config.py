@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
-import re
 import typing
 import warnings
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import yaml
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
 from cdsbias.errors import CdsbiasError
+from cdsbias.hub import is_repo_id
 from cdsbias.options import check_value, parse_key_values
 
 
@@ -259,11 +259,6 @@ def valid_keys() -> dict[str, dataclasses.Field]:
     return keys
 
 
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["lr=2e-5", "report_to=none"]`` -> ``{"lr": "2e-5", "report_to": "none"}`` (YAML)."""
-    return parse_key_values(items, "Override")
-
-
 def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> Recipe:
     """Reads a recipe YAML, applies ``key=value`` overrides and builds every config.
 
@@ -287,7 +282,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
         if not isinstance(loaded, dict):
             raise CdsbiasError(f"Recipe {path} must be a mapping of key: value.")
         values.update(loaded)
-    command_line = parse_overrides(overrides or [])
+    command_line = parse_key_values(overrides or [], "Override")
     values.update(command_line)
 
     fields = valid_keys()
@@ -335,13 +330,10 @@ _CORPUS_KEYS = {
 }
 
 
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
-
-
 def is_local_dataset(dataset: str) -> bool:
     """Whether ``dataset`` (not a built-in corpus or builder) is a path on this machine
     rather than a hub id: such a value must never reach a model card."""
-    return Path(dataset).expanduser().exists() or not _HUB_ID.fullmatch(dataset)
+    return Path(dataset).expanduser().exists() or not is_repo_id(dataset)
 
 
 def corpus_kinds(dataset: str) -> tuple[str, ...]:

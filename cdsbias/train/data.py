@@ -119,7 +119,6 @@ def gap_paths(data: DataConfig) -> list[Path]:
     return paths
 
 
-CORPORA = BUILTIN_CORPORA
 #: What each part of a corpus is, for model cards: (hub dataset id or None, description).
 CORPUS_PARTS = {
     "gap": ("google-research-datasets/gap", "GAP Wikipedia snippets (Webster et al. 2018)"),
@@ -127,11 +126,12 @@ CORPUS_PARTS = {
 }
 
 
-def describe_corpus(data: DataConfig) -> dict[str, Any]:
+def describe_corpus(data: DataConfig, n_documents: int | None = None) -> dict[str, Any]:
     """The hub dataset ids and a readable description of the training corpus.
 
     Never names a path of this machine: local files are described by kind and size, a
-    local dataset folder as such.
+    local dataset folder as such. ``n_documents`` is the size when the caller has the
+    documents already (a training run); otherwise they are counted if still readable.
     """
     kinds = corpus_kinds(data.dataset)
     if kinds in (("local",), ("hub",)):
@@ -142,10 +142,13 @@ def describe_corpus(data: DataConfig) -> dict[str, Any]:
             what = f"{data.dataset}{config}, split {data.dataset_split}"
         if kinds == ("local",) and not data.data_files:
             return {"datasets": [], "description": what}  # an old run's recipe: no files
-        # The run has just loaded them (the datasets cache answers); for a run whose
-        # files are gone the kind alone is still right.
-        with contextlib.suppress(CdsbiasError):
-            what += f" ({len(load_documents(data))} documents)"
+        if n_documents is None:
+            # An older run's folder: count them if the files are still there; if they
+            # are gone the kind alone is still right.
+            with contextlib.suppress(CdsbiasError):
+                n_documents = len(load_documents(data))
+        if n_documents is not None:
+            what += f" ({n_documents} documents)"
         return {"datasets": [] if local else [data.dataset], "description": what}
     parts = [part for part in ("occupations", "gap") if part in kinds]
     return {
@@ -236,7 +239,7 @@ def load_documents(data: DataConfig) -> Any:
     """
     import datasets
 
-    if data.dataset not in CORPORA:
+    if data.dataset not in BUILTIN_CORPORA:
         return _corpus_documents(data)
     parts = []
     if "occupations" in data.dataset:
@@ -269,15 +272,19 @@ class TrainingData:
 
 
 def build_training_data(
-    data: DataConfig, cds: CDSConfig, tokenizer: Any, *, seed: int
+    data: DataConfig, cds: CDSConfig, tokenizer: Any, *, seed: int, documents: Any = None
 ) -> TrainingData:
     """Builds the tokenized training set (CDS applied) and the held-out set (original text,
-    masked once with a fixed seed so its loss is comparable across checkpoints)."""
+    masked once with a fixed seed so its loss is comparable across checkpoints).
+
+    ``documents`` are :func:`load_documents` of ``data`` when the caller has read them.
+    """
     from transformers import DataCollatorForLanguageModeling
 
     from cdsbias.cds import CounterfactualMapper
 
-    documents = load_documents(data)
+    if documents is None:
+        documents = load_documents(data)
     if data.heldout_fraction > 0 and len(documents) > 1:
         split = documents.train_test_split(test_size=data.heldout_fraction, seed=seed)
         train_docs, heldout_docs = split["train"], split["test"]

@@ -92,7 +92,9 @@ def configure_tracking(recipe: Recipe) -> str | None:
     return os.environ.get("WANDB_MODE")
 
 
-def build_model(recipe: Recipe, resume: str | None = None) -> tuple[Any, Any]:
+def build_model(
+    recipe: Recipe, resume: str | None = None, documents: Any = None
+) -> tuple[Any, Any]:
     """Loads the pretrained masked LM, or builds a random one with its own tokenizer.
 
     A resumed run takes model and tokenizer from its checkpoint (the Trainer then restores
@@ -109,9 +111,10 @@ def build_model(recipe: Recipe, resume: str | None = None) -> tuple[Any, Any]:
         return load_masked_lm(resume)
     if not model_cfg.init_from_scratch:
         return load_masked_lm(model_cfg.model_name_or_path, revision=model_cfg.model_revision)
-    from cdsbias.train.data import load_documents
+    if documents is None:
+        from cdsbias.train.data import load_documents
 
-    documents = load_documents(recipe.data)
+        documents = load_documents(recipe.data)
     tokenizer = train_wordpiece(documents["text"], model_cfg.tokenizer_vocab_size)
     settings = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
                 "intermediate_size": 128, "max_position_embeddings": 512}  # fmt: skip
@@ -153,15 +156,17 @@ def run(recipe: Recipe) -> Path:
     for benchmark in benchmarks:
         _ = benchmark.rows
     with training.main_process_first(desc="reading the corpus"):
-        load_documents(recipe.data)  # cached by datasets: training reads it again for free
+        documents = load_documents(recipe.data)  # read once: tokenizer, data, card use it
     prepare_output_dir(recipe, resume)
     wandb_mode = configure_tracking(recipe)
     hf_logging.set_verbosity_warning()
     set_seed(training.seed)
 
-    model, tokenizer = build_model(recipe, resume)
+    model, tokenizer = build_model(recipe, resume, documents)
     with training.main_process_first(desc="preparing the corpus"):
-        data = build_training_data(recipe.data, recipe.cds, tokenizer, seed=training.seed)
+        data = build_training_data(
+            recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
+        )
 
     output_dir = Path(training.output_dir)
     if _is_main():
@@ -169,20 +174,20 @@ def run(recipe: Recipe) -> Path:
         effective = recipe.effective()
         effective.update(n_documents=data.n_documents, n_counterfactual=data.n_counterfactual,
                          n_train_examples=len(data.train))  # fmt: skip
-        (output_dir / "recipe.yaml").write_text(
-            yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True)
-        )
+        plain = json.loads(json.dumps(effective, default=str))  # YAML/JSON-safe values
+        recipe_text = yaml.safe_dump(plain, sort_keys=True)
+        (output_dir / "recipe.yaml").write_text(recipe_text)
         model_cfg = recipe.model
         run_info = {
             "base_model": None
             if model_cfg.init_from_scratch
             else hub_model_id(model_cfg.model_name_or_path),
-            "corpus": describe_corpus(recipe.data),
-            "card_recipe": card_recipe(json.loads(json.dumps(effective, default=str))),
+            "corpus": describe_corpus(recipe.data, n_documents=len(documents)),
+            "card_recipe": card_recipe(plain),
         }
         atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(run_info, indent=2) + "\n")
         main_print("cdsbias effective recipe:")
-        main_print(yaml.safe_dump(json.loads(json.dumps(effective, default=str)), sort_keys=True))
+        main_print(recipe_text)
 
     bias = recipe.bias
     callback = BiasEvalCallback(
@@ -230,27 +235,24 @@ def _log_recipe_to_trackers(recipe: Recipe) -> None:
 
 def _before_after(points: list[dict[str, Any]]) -> str:
     """Each benchmark's headline metrics and the held-out loss, first vs last point."""
-    from cdsbias.benchmarks import format_value, get_benchmark
+    from cdsbias.benchmarks import format_value
+    from cdsbias.train.callback import before_after
 
     if len(points) < 1:
         return "no bias evaluation was recorded"
-    first, last = points[0], points[-1]
-    lines = [f"bias before (step {first['step']}) and after (step {last['step']}):"]
-    for name, values in last.get("benchmarks", {}).items():
-        before = first.get("benchmarks", {}).get(name, {}).get("metrics", {})
-        for metric in get_benchmark(name)().headline_metrics():
-            start, end = before.get(metric.key), values["metrics"].get(metric.key)
+    summary = before_after(points)
+    lines = [f"bias before (step {summary['first_step']}) and after (step {summary['last_step']}):"]
+    for name, rows in summary["benchmarks"].items():
+        for metric, start, end in rows:
             if end is None:
                 continue
             lines.append(
                 f"  {name}/{metric.key:<24} {format_value(start):>10} -> {format_value(end):>10}"
                 f"  {metric.change(start, end)}"
             )
-    if "heldout_loss" in first and "heldout_loss" in last:
-        lines.append(
-            f"  held-out MLM loss {'':<17} {first['heldout_loss']:>10.4f} -> "
-            f"{last['heldout_loss']:>10.4f}"
-        )
+    if "heldout_loss" in summary:
+        start, end = summary["heldout_loss"]
+        lines.append(f"  held-out MLM loss {'':<17} {start:>10.4f} -> {end:>10.4f}")
     return "\n".join(lines)
 
 
