@@ -25,11 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cdsbias.benchmarks.becpro import BecPro
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_output_dir, atomic_write_text
 from cdsbias.occupations import occupational_sentences, person_pairs
-from cdsbias.scoring import MaskedLMScorer
 from cdsbias.wordpiece import train_wordpiece
 
 #: The report written next to the model (settings, training time, BEC-Pro result).
@@ -127,6 +125,11 @@ def build_demo_model(
     from datasets import Dataset
     from transformers import BertConfig, BertForMaskedLM, Trainer, TrainingArguments
     from transformers.utils import logging as hf_logging
+
+    # Here, not at the top: the CLI imports this module to build its parser (for the
+    # settings' defaults), and the benchmark and scorer pull in pandas, scipy and numpy.
+    from cdsbias.benchmarks.becpro import BecPro
+    from cdsbias.scoring import MaskedLMScorer
 
     settings = settings or DemoModelSettings()
     out_dir = Path(out_dir)

@@ -84,8 +84,6 @@ class Benchmark(ABC):
     hub_dataset: ClassVar[tuple[str, str]] = ("", "")
     #: The paper, for model cards.
     citation: ClassVar[str] = ""
-    #: Old command-line flags that set an option: ``{"--flag": ("option", choices)}``.
-    deprecated_flags: ClassVar[dict[str, tuple[str, tuple[str, ...]]]] = {}
     #: Why a headline statistic can be undefined (said when one is, e.g. on a 1-row file).
     undefined_reason: ClassVar[str] = "too few rows in the groups the statistic compares"
     #: Rows sharing this column's value go to the same process when scoring is sharded

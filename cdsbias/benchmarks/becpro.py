@@ -117,10 +117,6 @@ class BecPro(Benchmark):
         "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: "
         "Measuring and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020."
     )
-    deprecated_flags = {  # noqa: RUF012 (read-only class data, like the other ClassVars)
-        "--compat": ("compat", ("bartl2020",)),
-        "--mask-per": ("mask_per", ("word", "piece")),
-    }
 
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from cdsbias.errors import CdsbiasError
 
 
 def register(subparsers: Any) -> None:
-    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, load_all
+    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, DEPRECATED_FLAGS
 
     parser = subparsers.add_parser(
         "evaluate",
@@ -45,13 +45,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
     # Flags that older releases had for one benchmark; they still work, with a warning.
-    load_all()
-    for name in sorted(REGISTRY):
-        for flag, (option, choices) in REGISTRY[name].deprecated_flags.items():
-            parser.add_argument(
-                flag, choices=choices or None, dest=f"deprecated:{name}.{option}",
-                help=f"deprecated: use --option {name}.{option}=VALUE",
-            )  # fmt: skip
+    for flag, (name, option, choices) in DEPRECATED_FLAGS.items():
+        parser.add_argument(
+            flag, choices=choices or None, dest=f"deprecated:{name}.{option}",
+            help=f"deprecated: use --option {name}.{option}=VALUE",
+        )  # fmt: skip
     parser.set_defaults(func=run_evaluate)
 
     listing = subparsers.add_parser(

@@ -15,11 +15,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 if TYPE_CHECKING:
     # importlib.resources.abc is new in Python 3.11; the package supports 3.10.
     from importlib.resources.abc import Traversable
+
+    import pandas as pd
 
 
 def _traversable(*parts: str) -> Traversable:
@@ -39,6 +39,8 @@ def read_text(*parts: str) -> str:
 
 def read_tsv(*parts: str) -> pd.DataFrame:
     """A packaged tab-separated file with a header row, read by pandas with its defaults."""
+    import pandas as pd  # here: the CDS word lists (and so the CLI's start) need no pandas
+
     return pd.read_csv(io.StringIO(read_text(*parts)), sep="\t")
 
 
