@@ -98,16 +98,9 @@ class FillResult:
 @lru_cache(maxsize=1)
 def _byte_level_alphabet() -> dict[str, int]:
     """Character -> byte of byte-level BPE (GPT-2's ``bytes_to_unicode``, inverted)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    printable += range(ord("®"), ord("ÿ") + 1)
-    table, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            table[chr(byte)] = byte
-        else:
-            table[chr(256 + extra)] = byte
-            extra += 1
-    return table
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    return {char: byte for byte, char in bytes_to_unicode().items()}
 
 
 def _escape_bytes(raw: bytes) -> str:
