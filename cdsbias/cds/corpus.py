@@ -124,7 +124,6 @@ class CounterfactualMapper:
         # Workers rebuild the substituter (and any spaCy pipeline) themselves.
         state = dict(self.__dict__)
         state["_substituter"] = None
-        state.pop("_known_words", None)  # rebuilt with the substituter
         return state
 
     @property
@@ -147,16 +146,8 @@ class CounterfactualMapper:
         """One document's ``REPORT_COLUMN`` value, counted exactly as ``SubstitutionReport``."""
         from cdsbias.cds.report import SubstitutionReport
 
-        known_words = getattr(self, "_known_words", None)
-        if known_words is None:
-            wordlists = self.substituter.wordlists
-            known_words = self._known_words = (
-                set(wordlists.word_map)
-                | set(wordlists.word_map.values())
-                | {name.lower() for name in self.substituter.name_map}
-            )
         part = SubstitutionReport()
-        part.add("", text, edits, substituted=substituted, known_words=known_words)
+        part.add("", text, edits, substituted=substituted, known_words=self.substituter.known_words)
         return json.dumps([substituted, dict(part.pairs), dict(part.kinds), dict(part.unlisted)])
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:

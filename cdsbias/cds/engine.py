@@ -41,6 +41,7 @@ Mrs come from the word list, where Ms -> Mr is one way (see the word-list README
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -198,6 +199,16 @@ class CounterfactualSubstituter:
         self.name_map = self.wordlists.name_map if names else {}
         self.ambiguous_names = self.wordlists.ambiguous_names
         self.analyzer = analyzer
+
+    @functools.cached_property
+    def known_words(self) -> frozenset[str]:
+        """Every word the lists swap (both sides, names lower-cased): a substitution report
+        counts a gendered-looking word outside this set as unlisted."""
+        return frozenset(
+            set(self.word_map)
+            | set(self.word_map.values())
+            | {name.lower() for name in self.name_map}
+        )
 
     @property
     def method(self) -> str:

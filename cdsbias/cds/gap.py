@@ -171,12 +171,7 @@ def counterfactual_gap(
         chosen = [True] * len(table.rows)
     chosen_texts = [text for text, flag in zip(texts, chosen, strict=True) if flag]
     chosen_edits = iter(substituter.edits_many(chosen_texts))
-    wordlists = substituter.wordlists
-    known_words = (
-        set(wordlists.word_map)
-        | set(wordlists.word_map.values())
-        | {name.lower() for name in substituter.name_map}
-    )
+    known_words = substituter.known_words
     report = SubstitutionReport()
     rows = []
     for row, flag in zip(table.rows, chosen, strict=True):
