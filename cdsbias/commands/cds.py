@@ -183,11 +183,9 @@ def run_corpus(args: argparse.Namespace) -> int:
     if not args.input and not args.dataset:
         raise CdsbiasError("no input: give INPUT files or --dataset ID")
     sources = expand_inputs(args.input)[1] if args.input else [Path(args.dataset)]
-    out = args.out.resolve()
-    if any(out == source.resolve() for source in sources) or report_path.resolve() in {
-        source.resolve() for source in sources
-    }:
+    if {args.out.resolve(), report_path.resolve()} & {source.resolve() for source in sources}:
         raise CdsbiasError("--out and --report must differ from the input")
+    text_column = args.text_column or "text"
     custom_lists = args.word_pairs is not None or args.name_pairs is not None
     wordlists = load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
 
@@ -200,7 +198,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             dataset=args.dataset,
             config=args.dataset_config,
             split=args.split,
-            text_column=args.text_column or "text",
+            text_column=text_column,
         )
         id_column = args.id_column
         if id_column is not None and id_column not in corpus.column_names:
@@ -211,7 +209,7 @@ def run_corpus(args: argparse.Namespace) -> int:
         if id_column is None and "id" in corpus.column_names:
             id_column = "id"  # as the training path keys its documents
         mapper = CounterfactualMapper(
-            args.text_column or "text",
+            text_column,
             mode=args.mode,
             probability=args.probability,
             seed=args.seed,
@@ -236,7 +234,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             "dataset": args.dataset,
             "dataset_config": args.dataset_config,
             "split": (args.split or "train") if args.dataset else None,
-            "text_column": args.text_column or "text",
+            "text_column": text_column,
             "id_column": id_column,
             "mode": args.mode,
             "probability": args.probability,
