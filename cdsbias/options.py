@@ -177,8 +177,8 @@ def unknown_key_error(key: str, valid: Iterable[str], what: str) -> CdsbiasError
 def build_dataclass(cls: type, values: Mapping[str, Any], what: str) -> Any:
     """Instantiates the dataclass ``cls`` from ``values``, checking every key and type.
 
-    ``__post_init__`` of ``cls`` runs last and may raise :class:`CdsbiasError` for
-    checks across fields.
+    A field's ``metadata["min"]`` is its smallest allowed value. ``__post_init__`` of ``cls``
+    runs last and may raise :class:`CdsbiasError` for checks across fields.
 
     Raises:
         CdsbiasError: Unknown key (with the closest valid one) or a value of the wrong type.
@@ -191,6 +191,9 @@ def build_dataclass(cls: type, values: Mapping[str, Any], what: str) -> Any:
         if name not in fields:
             raise unknown_key_error(key, fields, what)
         checked[name] = check_value(name, value, hints.get(name, Any), what)
+        minimum = fields[name].metadata.get("min")
+        if minimum is not None and checked[name] is not None and checked[name] < minimum:
+            raise CdsbiasError(f"{what} '{name}' must be at least {minimum}, got {value!r}.")
     try:
         return cls(**checked)
     except TypeError as exc:

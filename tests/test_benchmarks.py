@@ -171,6 +171,16 @@ def test_unsupported_language_names_the_supported_ones(name):
     assert cls().language == cls.languages[0]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_lower_bounds_of_options_are_checked(name):
+    cls = REGISTRY[name]
+    bounded = [f for f in dataclasses.fields(cls.Options) if "min" in f.metadata]
+    for f in bounded:
+        with pytest.raises(CdsbiasError, match=f"{name} option '{f.name}' must be at least"):
+            cls(**{f.name: f.metadata["min"] - 1})
+        assert cls(**{f.name: f.metadata["min"]}).option_values()[f.name] == f.metadata["min"]
+
+
 def test_option_typos_suggest_the_option():
     with pytest.raises(CdsbiasError, match="did you mean 'n_resamples'"):
         build_benchmark("becpro", {"n_resample": 10})

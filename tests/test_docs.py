@@ -38,5 +38,5 @@ def test_worked_example_runs_through_the_interface(example_benchmark, real_vocab
     assert result.rows["preference"].iloc[2] == pytest.approx(he - she, abs=1e-6)
     assert result.metrics["mean_preference"] == pytest.approx(result.rows["preference"].mean())
     assert "pronoun preference (3 sentences)" in result.report
-    with pytest.raises(CdsbiasError, match="n_resamples must be >= 1"):
+    with pytest.raises(CdsbiasError, match="'n_resamples' must be at least 1, got 0"):
         build_benchmark("pronoun_preference", {"n_resamples": 0})

@@ -106,13 +106,10 @@ class ABCOptions:
         },
     )
     n_resamples: int = field(
-        default=1000, metadata={"help": "Bootstrap resamples (over triples) of the effect's CI."}
+        default=1000,
+        metadata={"help": "Bootstrap resamples (over triples) of the effect's CI.", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
-
-    def __post_init__(self) -> None:
-        if self.n_resamples < 1:
-            raise CdsbiasError(f"abc n_resamples must be >= 1, not {self.n_resamples}.")
 
 
 @register

@@ -69,7 +69,7 @@ class BecProOptions:
         },
     )
     n_resamples: int = field(
-        default=5000, metadata={"help": "Bootstrap and permutation resamples."}
+        default=5000, metadata={"help": "Bootstrap and permutation resamples.", "min": 1}
     )
     seed: int = field(default=0, metadata={"help": "Seed of the resampling."})
 
@@ -78,8 +78,6 @@ class BecProOptions:
             raise CdsbiasError(
                 "becpro option compat=bartl2020 masks one [MASK] per word; drop mask_per."
             )
-        if self.n_resamples < 1:
-            raise CdsbiasError(f"becpro option n_resamples must be >= 1, not {self.n_resamples}.")
 
 
 #: Below this |gap| (nats) in both male and female professions the verdict is "no

@@ -224,7 +224,7 @@ class KuritaOptions:
     )
     permutations: int = field(
         default=DEFAULT_PERMUTATIONS,
-        metadata={"help": "Monte Carlo permutations per test (reference: 100000)."},
+        metadata={"help": "Monte Carlo permutations per test (reference: 100000).", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the permutation test."})
     vocab_filter: bool = field(
@@ -234,10 +234,6 @@ class KuritaOptions:
             "to_words(filter_oov=True) does."
         },
     )
-
-    def __post_init__(self) -> None:
-        if self.permutations < 1:
-            raise CdsbiasError(f"kurita permutations must be >= 1, not {self.permutations}.")
 
 
 @register

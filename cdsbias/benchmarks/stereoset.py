@@ -259,13 +259,10 @@ class StereoSetOptions:
     """Options of StereoSet."""
 
     n_resamples: int = field(
-        default=1000, metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs."}
+        default=1000,
+        metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
-
-    def __post_init__(self) -> None:
-        if self.n_resamples < 1:
-            raise CdsbiasError(f"stereoset n_resamples must be >= 1, not {self.n_resamples}.")
 
 
 @register
