@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
-from cdsbias.benchmarks.kurita_data import _resource_table, load_word_lists
+from cdsbias.benchmarks.kurita_data import load_word_lists, packaged_tests
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MASK_PLACEHOLDER, MaskedLMScorer
 from cdsbias.stats import effect_size, permutation_p_value
@@ -262,7 +262,7 @@ class Kurita(Benchmark):
 
     def headline_metrics(self) -> tuple[Metric, ...]:
         """The effect size of each gender test run (control tests only if nothing else)."""
-        table = _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
+        table = packaged_tests()
         chosen = table[table["test"].isin(self.options.tests)] if self.options.tests else table
         gender = chosen[chosen["targets"] == "gender"]
         names = (gender if len(gender) else chosen)["test"].tolist() or self.options.tests or []

@@ -59,5 +59,9 @@ def load_word_lists(
     templates = _resource_table(
         "templates.tsv", ("targets", "template", "first_words", "second_words")
     )
-    tests = _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
-    return sets, templates, tests
+    return sets, templates, packaged_tests()
+
+
+def packaged_tests() -> pd.DataFrame:
+    """The packaged tests: name, target words (gender or a control) and attribute sets."""
+    return _resource_table("tests.tsv", ("test", "targets", "attribute_x", "attribute_y"))
