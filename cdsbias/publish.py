@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.hub import REPO_ID, hub_model_id
+from cdsbias.hub import REPO_ID
 from cdsbias.io import atomic_output_dir
-from cdsbias.train.config import card_recipe
-from cdsbias.train.run import RUN_INFO_FILE
+from cdsbias.train.run import RUN_INFO_FILE, run_info
 
 if TYPE_CHECKING:
     from huggingface_hub import ModelCard
@@ -58,13 +57,8 @@ def _run_info(run_dir: Path, recipe: dict[str, Any]) -> dict[str, Any]:
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
     from cdsbias.train.config import DataConfig
-    from cdsbias.train.data import describe_corpus
 
-    base = (
-        None if recipe.get("init_from_scratch") else hub_model_id(recipe.get("model_name_or_path"))
-    )
-    corpus = describe_corpus(DataConfig(dataset=recipe.get("dataset", "gap")))
-    return {"base_model": base, "corpus": corpus, "card_recipe": card_recipe(recipe)}
+    return run_info(recipe, DataConfig(dataset=recipe.get("dataset", "gap")))
 
 
 def _method_text(recipe: dict[str, Any], corpus: str) -> str:

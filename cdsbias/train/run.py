@@ -77,6 +77,27 @@ def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = Tru
     return False
 
 
+def run_info(
+    effective: dict[str, Any], data: Any, n_documents: int | None = None
+) -> dict[str, Any]:
+    """What the publisher needs of a run (``run_info.json``): the hub id of the base model
+    (none for a model built here), the corpus for the card, the recipe keys that shaped it.
+
+    Args:
+        effective: The run's effective recipe (plain values, as in ``recipe.yaml``).
+        data: Its :class:`~cdsbias.train.config.DataConfig`.
+        n_documents: The corpus size, when the caller has read it.
+    """
+    from cdsbias.train.data import describe_corpus
+
+    scratch = effective.get("init_from_scratch")
+    return {
+        "base_model": None if scratch else hub_model_id(effective.get("model_name_or_path")),
+        "corpus": describe_corpus(data, n_documents=n_documents),
+        "card_recipe": card_recipe(effective),
+    }
+
+
 def configure_tracking(recipe: Recipe) -> str | None:
     """W&B without an API key runs offline (no network call can block training)."""
     report_to = recipe.training.report_to
@@ -137,7 +158,6 @@ def run(recipe: Recipe) -> Path:
         EpochCallback,
         MLMCollator,
         build_training_data,
-        describe_corpus,
         load_documents,
     )
 
@@ -177,15 +197,8 @@ def run(recipe: Recipe) -> Path:
         plain = json.loads(json.dumps(effective, default=str))  # YAML/JSON-safe values
         recipe_text = yaml.safe_dump(plain, sort_keys=True)
         (output_dir / "recipe.yaml").write_text(recipe_text)
-        model_cfg = recipe.model
-        run_info = {
-            "base_model": None
-            if model_cfg.init_from_scratch
-            else hub_model_id(model_cfg.model_name_or_path),
-            "corpus": describe_corpus(recipe.data, n_documents=len(documents)),
-            "card_recipe": card_recipe(plain),
-        }
-        atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(run_info, indent=2) + "\n")
+        info = run_info(plain, recipe.data, n_documents=len(documents))
+        atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(info, indent=2) + "\n")
         main_print("cdsbias effective recipe:")
         main_print(recipe_text)
 
