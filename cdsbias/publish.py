@@ -91,7 +91,7 @@ def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
     from huggingface_hub import ModelCard, ModelCardData
 
     from cdsbias.benchmarks import Snapshot, build_benchmark
-    from cdsbias.train.callback import CURVE_FILE, read_points
+    from cdsbias.train.points import CURVE_FILE, read_points
 
     run_dir = _run_dir(checkpoint)
     points = read_points(run_dir)
@@ -186,7 +186,7 @@ def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
 
 def build_folder(checkpoint: Path, repo_id: str, out_dir: Path) -> Path:
     """Writes the exact folder that would be uploaded (model, tokenizer, card, evidence)."""
-    from cdsbias.train.callback import CURVE_FILE, METRICS_FILE
+    from cdsbias.train.points import CURVE_FILE, METRICS_FILE
 
     if not REPO_ID.match(repo_id):
         raise CdsbiasError(f"--repo-id must look like ORG/NAME, got '{repo_id}'.")

@@ -118,10 +118,8 @@ def test_builder_and_file_kind_must_agree(tmp_path):
 # ------------------------------------------------------------------ local corpora
 def test_jsonl_with_a_custom_text_column(jsonl):
     docs = documents(dataset="json", data_files=[str(jsonl)], text_column="body")
-    assert docs == {
-        "id": ["train-0", "train-1", "train-2"],
-        "text": [d["body"] for d in DOCS],
-    }
+    # No id column: CDS keys each document by its text (as `cdsbias cds` does).
+    assert docs == {"text": [d["body"] for d in DOCS]}
 
 
 def test_an_id_column_is_kept_as_text(tmp_path):
@@ -137,7 +135,6 @@ def test_text_files_one_document_per_line_and_max_documents(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("She is tall.\nHe is short.\nThey are here.\n", encoding="utf-8")
     assert documents(dataset="text", data_files=[str(path)], max_documents=2) == {
-        "id": ["train-0", "train-1"],
         "text": ["She is tall.", "He is short."],
     }
 
@@ -149,7 +146,7 @@ def test_csv_and_parquet(tmp_path):
         writer = csv.DictWriter(handle, fieldnames=["doc", "body"])
         writer.writeheader()
         writer.writerows(DOCS)
-    expected = {"id": ["train-0", "train-1", "train-2"], "text": [d["body"] for d in DOCS]}
+    expected = {"text": [d["body"] for d in DOCS]}
     csv_docs = documents(dataset="csv", data_files=[str(tmp_path / "c.csv")], text_column="body")
     assert csv_docs == expected
     datasets.Dataset.from_list(DOCS).to_parquet(str(tmp_path / "c.parquet"))

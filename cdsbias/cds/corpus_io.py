@@ -291,3 +291,91 @@ def write_corpus(corpus: Any, out: str | os.PathLike) -> None:
             corpus.to_json(str(tmp), lines=True, force_ascii=False)
         else:
             corpus.to_parquet(str(tmp))
+
+
+def stream_corpus(
+    inputs: Sequence[str | os.PathLike] = (),
+    *,
+    dataset: str | None = None,
+    config: str | None = None,
+    split: str | None = None,
+    text_column: str = "text",
+    builder: str | None = None,
+    text_option: str = "--text-column",
+) -> Any:
+    """Opens a corpus as a ``datasets.IterableDataset``: nothing is loaded into memory.
+
+    The same inputs and checks as :func:`load_corpus`, done before the first document is
+    used: missing files and empty globs, a builder that does not match the files, empty
+    files, non-UTF-8 bytes (one pass over the raw bytes of every text/JSON/CSV file, much
+    cheaper than parsing them, so a bad byte deep in a large corpus fails the run before
+    it starts, not hours into it), and the text column, read from the first document.
+
+    Returns:
+        The stream of documents (all columns of the corpus).
+
+    Raises:
+        CdsbiasError: As :func:`load_corpus`.
+    """
+    import datasets
+
+    if bool(inputs) == bool(dataset):
+        raise CdsbiasError("give either input files or a dataset id, not both or neither")
+    if inputs:
+        inferred, files = expand_inputs(inputs)
+        if builder is not None and inferred != builder:
+            raise CdsbiasError(
+                f"{files[0]} holds {inferred} data, not {builder}; use {inferred} files "
+                f"({', '.join(s for s, b in INPUT_BUILDERS.items() if b == inferred)}) "
+                f"with dataset: {inferred}"
+            )
+        if all(path.stat().st_size == 0 for path in files):
+            raise _empty_error(files)
+        if inferred != "parquet":
+            for path in files:
+                bad = first_invalid_utf8(path)
+                if bad is not None:
+                    raise CdsbiasError(
+                        f"{path} is not UTF-8: invalid byte at offset {bad[0]} (line {bad[1]}); "
+                        "re-encode it as UTF-8 (e.g. iconv -t UTF-8)"
+                    )
+        source: Any = files
+        try:
+            corpus = datasets.load_dataset(
+                inferred, data_files=[str(p) for p in files], split="train", streaming=True
+            )
+        except (datasets.exceptions.DatasetsError, ValueError) as exc:
+            raise _read_error(inferred, files, exc) from None
+    else:
+        source = dataset
+        try:
+            corpus = datasets.load_dataset(
+                dataset, name=config, split=split or "train", streaming=True
+            )
+        except (datasets.exceptions.DatasetsError, ValueError, FileNotFoundError) as exc:
+            detail = " ".join(str(exc).split())
+            raise CdsbiasError(f"could not load dataset '{dataset}': {detail}") from None
+        except ConnectionError:
+            raise CdsbiasError(
+                f"could not load dataset '{dataset}': no connection to the Hugging Face Hub "
+                "(a local folder works offline)"
+            ) from None
+    try:
+        first = next(iter(corpus.take(1)), None)
+    except (datasets.exceptions.DatasetsError, ValueError, StopIteration) as exc:
+        if inputs:
+            raise _read_error(inferred, files, exc) from None
+        raise CdsbiasError(f"could not read dataset '{dataset}': {exc}") from None
+    if first is None:
+        raise _empty_error(source)
+    if text_column not in first:
+        raise CdsbiasError(
+            f"column '{text_column}' not found; the corpus has: {', '.join(first)} "
+            f"(choose one with {text_option})"
+        )
+    if not isinstance(first[text_column], str):
+        raise CdsbiasError(
+            f"column '{text_column}' holds {type(first[text_column]).__name__} values, not "
+            f"text; choose a string column with {text_option}"
+        )
+    return corpus

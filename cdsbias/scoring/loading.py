@@ -1,4 +1,5 @@
-"""Loading a masked LM from the hub or a local folder, with clear errors."""
+"""Loading a masked LM (or an adapter onto its base) from the hub or a local folder, with clear
+errors."""
 
 from __future__ import annotations
 
@@ -55,12 +56,18 @@ def _missing_head_keys(model: Any, missing_keys: list[str]) -> list[str]:
     return [key for key in missing_keys if not (prefix and key.startswith(prefix + "."))]
 
 
+#: The files that make a folder an adapter rather than a model.
+PEFT_CONFIG = "adapter_config.json"
+BOTTLENECK_CONFIG = "bottleneck_config.json"
+
+
 def load_masked_lm(
     name_or_path: str | os.PathLike,
     *,
     revision: str | None = None,
     dtype: Any = None,
     progress: bool = True,
+    config_overrides: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
     """Loads ``(model, tokenizer)`` for masked-LM scoring.
 
@@ -69,28 +76,114 @@ def load_masked_lm(
     them at random and only warn), an architecture without a masked-LM class, a
     tokenizer without a mask token.
 
+    ``name_or_path`` may also be an adapter folder: a ``peft`` LoRA adapter
+    (``adapter_config.json``; its base is returned with the LoRA layers in place, not
+    merged, so scores equal those of the training run bit for bit) or a
+    :mod:`cdsbias.bottleneck` adapter (``bottleneck_config.json``; attached to the full
+    weights beside it, as in a training checkpoint, else to the base it names). The
+    base comes from the adapter's config; the tokenizer from the folder when it has one.
+
     Args:
-        name_or_path: A hub model id or a local folder.
+        name_or_path: A hub model id, a local folder or a local adapter folder.
         revision: Hub revision (branch, tag or commit).
         dtype: Optional ``torch.dtype`` for the weights.
         progress: Show transformers' progress bars (downloads, "Loading weights").
+        config_overrides: Config values to load the model with (e.g. training dropout);
+            each must be a setting of the model's config.
 
     Returns:
         The model in eval mode and its tokenizer.
 
     Raises:
-        CdsbiasError: If the model cannot be loaded or has no usable MLM head.
+        CdsbiasError: If the model cannot be loaded or has no usable MLM head, or an
+            adapter's base model is missing.
     """
+    folder = Path(str(name_or_path))
+    options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
+    if (folder / PEFT_CONFIG).is_file() or (folder / BOTTLENECK_CONFIG).is_file():
+        return _load_adapter(folder, options)
+    return _load_model(str(name_or_path), revision=revision, **options)
+
+
+def _load_adapter(folder: Path, options: dict[str, Any]) -> tuple[Any, Any]:
+    """An adapter folder: its base (named in its config), the adapter, the tokenizer."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    lora = (folder / PEFT_CONFIG).is_file()
+    config_file = PEFT_CONFIG if lora else BOTTLENECK_CONFIG
+    try:
+        settings = json.loads((folder / config_file).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CdsbiasError(f"{folder / config_file} is not valid JSON: {exc}") from None
+    # A bottleneck training checkpoint holds the full weights it resumes from beside the
+    # adapter; the adapter alone (e.g. copied or published) names its base.
+    own_weights = not lora and (folder / "config.json").is_file()
+    base = str(folder) if own_weights else settings.get("base_model_name_or_path")
+    if not base:
+        raise CdsbiasError(
+            f"The adapter in '{folder}' does not name its base model; set "
+            f"base_model_name_or_path in {folder / config_file}."
+        )
+    try:
+        model, tokenizer = _load_model(base, revision=settings.get("revision"), **options)
+    except CdsbiasError as exc:
+        raise CdsbiasError(
+            f"The adapter in '{folder}' needs its base model '{base}' (base_model_name_or_path "
+            f"in {config_file}), which cannot be loaded: {exc}"
+        ) from None
+    if lora:
+        import warnings
+
+        from peft import PeftModel
+
+        try:
+            with warnings.catch_warnings():  # peft asks a transformers 5 API it deprecated
+                warnings.filterwarnings("ignore", ".*is_gradient_checkpointing", FutureWarning)
+                model = PeftModel.from_pretrained(model, str(folder)).get_base_model()
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CdsbiasError(
+                f"Cannot apply the LoRA adapter in '{folder}' to '{base}': {detail}"
+            ) from None
+    else:
+        from cdsbias.bottleneck import load_bottleneck
+
+        model = load_bottleneck(model, folder)
+    if (folder / "tokenizer_config.json").is_file():
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        except (OSError, ValueError) as exc:
+            raise CdsbiasError(f"Cannot load the tokenizer of '{folder}': {exc}") from None
+    model.eval()
+    return model, tokenizer
+
+
+def _load_model(
+    name: str,
+    *,
+    revision: str | None,
+    dtype: Any,
+    progress: bool,
+    config_overrides: dict[str, Any] | None,
+) -> tuple[Any, Any]:
+    """:func:`load_masked_lm` for a model (hub id or folder of full weights)."""
     import transformers
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
-    name = str(name_or_path)
     local = Path(name).exists()
     if not local and (name.startswith((".", "/", "~")) or name.count("/") > 1):
         raise CdsbiasError(f"Model folder '{name}' does not exist.")
+    unused: dict[str, Any] = {}
     try:
         with progress_bars(progress):
-            config = AutoConfig.from_pretrained(name, revision=revision)
+            if config_overrides:
+                config, unused = AutoConfig.from_pretrained(
+                    name, revision=revision, return_unused_kwargs=True, **config_overrides
+                )
+            else:
+                config = AutoConfig.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
         offline = os.environ.get("HF_HUB_OFFLINE") == "1"
         where = "is not a local folder and could not be fetched from the Hugging Face hub"
@@ -102,6 +195,11 @@ def load_masked_lm(
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CdsbiasError(f"Cannot load model '{name}': it {where} ({detail}); {fix}.") from None
 
+    if unused:  # a setting this config does not have would be set silently and do nothing
+        raise CdsbiasError(
+            f"Model '{name}' (model_type '{config.model_type}') has no setting "
+            f"{', '.join(sorted(unused))}; its config cannot take these overrides."
+        )
     mapping = transformers.MODEL_FOR_MASKED_LM_MAPPING
     if type(config) not in mapping:
         raise CdsbiasError(
@@ -114,6 +212,8 @@ def load_masked_lm(
     transformers.logging.set_verbosity_error()
     if dtype is not None:
         kwargs["dtype"] = dtype
+    if config_overrides:
+        kwargs["config"] = config
     try:
         with progress_bars(progress):
             model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)

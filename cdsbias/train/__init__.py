@@ -1,25 +1,31 @@
-"""Fine-tuning with per-checkpoint bias evaluation (recipe config, data, callback)."""
+"""Fine-tuning with per-checkpoint bias evaluation (recipe config, data, callback).
 
-from cdsbias.train.callback import BiasEvalCallback, draw_curve, read_points
-from cdsbias.train.config import (
-    BiasEvalConfig,
-    CDSConfig,
-    DataConfig,
-    ModelConfig,
-    Recipe,
-    RunConfig,
-    load_recipe,
-)
+Names are imported on first use (PEP 562), so that readers of finished runs
+(``cdsbias.train.points``) do not load transformers through this package.
+"""
 
-__all__ = [
-    "BiasEvalCallback",
-    "BiasEvalConfig",
-    "CDSConfig",
-    "DataConfig",
-    "ModelConfig",
-    "Recipe",
-    "RunConfig",
-    "draw_curve",
-    "load_recipe",
-    "read_points",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BiasEvalCallback": "cdsbias.train.callback",
+    "BiasEvalConfig": "cdsbias.train.config",
+    "CDSConfig": "cdsbias.train.config",
+    "DataConfig": "cdsbias.train.config",
+    "ModelConfig": "cdsbias.train.config",
+    "Recipe": "cdsbias.train.config",
+    "RunConfig": "cdsbias.train.config",
+    "draw_curve": "cdsbias.train.points",
+    "load_recipe": "cdsbias.train.config",
+    "read_points": "cdsbias.train.points",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'cdsbias.train' has no attribute '{name}'")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

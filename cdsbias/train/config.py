@@ -1,10 +1,11 @@
 """Recipe configuration: one dataclass per concern, parsed from YAML with HfArgumentParser.
 
 A recipe is a flat YAML mapping whose keys are the fields of :class:`ModelConfig`,
-:class:`DataConfig`, :class:`CDSConfig`, :class:`BiasEvalConfig`, :class:`RunConfig` and
-``transformers.TrainingArguments``. ``key=value`` overrides after the YAML path replace
-values (parsed as YAML scalars). Unknown keys and values of the wrong type fail at load
-time, naming the key and the closest valid one.
+:class:`DataConfig`, :class:`CDSConfig`, :class:`BiasEvalConfig`, :class:`RunConfig`,
+:class:`~cdsbias.train.methods.MethodConfig` and ``transformers.TrainingArguments``.
+``key=value`` overrides after the YAML path replace values (parsed as YAML scalars).
+Unknown keys and values of the wrong type fail at load time, naming the key and the
+closest valid one.
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ import yaml
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
 from cdsbias.errors import CdsbiasError
-from cdsbias.hub import is_repo_id
 from cdsbias.options import check_value, parse_key_values
+from cdsbias.train.corpus_keys import (
+    _CORPUS_KEYS,
+    corpus_kinds,
+    is_local_dataset,
+    validate_corpus,
+)
+from cdsbias.train.methods import MethodConfig, check_method_keys, unused_method_keys
 
 
 @dataclass
@@ -115,9 +122,29 @@ class DataConfig:
             "held-out MLM loss at every checkpoint (what debiasing costs)."
         },
     )
+    streaming: bool = field(
+        default=False,
+        metadata={
+            "help": "Read the corpus lazily as a datasets.IterableDataset: CDS and tokenization "
+            "run as batches are drawn (in dataloader_num_workers workers), nothing is held in "
+            "memory. Needs max_steps. For corpora too large to prepare up front."
+        },
+    )
+    heldout_documents: int | None = field(
+        default=None,
+        metadata={
+            "help": "Streaming only: the first N documents of the stream are never trained "
+            "on; their original text gives the held-out MLM loss (default 1000; 0: none). "
+            "In memory, heldout_fraction chooses them instead."
+        },
+    )
     text_unit: str = field(
         default="sentence",
-        metadata={"help": "'sentence' (one example per sentence, as in Bartl 2020) or 'chunk'."},
+        metadata={
+            "help": "'sentence': one example per sentence (as in Bartl 2020), truncated to "
+            "max_seq_length; 'chunk': documents tokenized, concatenated and cut into blocks "
+            "of exactly max_seq_length tokens (run_mlm.py's group_texts), for large corpora."
+        },
     )
     max_seq_length: int = field(
         default=128, metadata={"help": "Tokens per example; longer ones are truncated."}
@@ -215,7 +242,7 @@ class RunConfig:
 #: Keys whose value takes more than one form, brought to the field's type before checks.
 NORMALIZERS = {"bias_benchmarks": normalize_specs}
 
-CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
+CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig, MethodConfig)
 
 
 @dataclass
@@ -229,11 +256,12 @@ class Recipe:
     run: RunConfig
     training: Any  # transformers.TrainingArguments
     source: dict[str, Any]
+    method: MethodConfig = field(default_factory=MethodConfig)
 
     def effective(self) -> dict[str, Any]:
         """Every field of every section, as logged to trackers and written beside the run."""
         merged: dict[str, Any] = {}
-        for section in (self.model, self.data, self.cds, self.bias, self.run):
+        for section in (self.model, self.data, self.cds, self.bias, self.run, self.method):
             merged.update(dataclasses.asdict(section))
         training = self.training.to_dict()
         merged.update({k: training[k] for k in sorted(training) if k in self.source})
@@ -307,85 +335,20 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
         parsed = parser.parse_dict(values, allow_extra_keys=False)
     except (ValueError, TypeError) as exc:
         raise CdsbiasError(f"Recipe error: {str(exc).splitlines()[0]}") from None
-    model, data, cds, bias, run, training = parsed
-    recipe = Recipe(model, data, cds, bias, run, training, values)
+    model, data, cds, bias, run, method, training = parsed
+    recipe = Recipe(model, data, cds, bias, run, training, values, method)
     _validate(recipe, command_line)
     return recipe
 
 
-#: Built-in training corpora (``dataset`` values that are neither hub ids nor builders).
-BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
-#: ``datasets`` builders for local files (``dataset`` values that need ``data_files``).
-LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
-#: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
-_CORPUS_KEYS = {
-    "data_files": ("local",),
-    "dataset_config_name": ("hub",),
-    "dataset_split": ("hub",),
-    "text_column": ("hub", "local"),
-    "splits": ("gap",),
-    "data_dir": ("gap",),
-    "occupation_sentences": ("occupations",),
-    "occupation_seed": ("occupations",),
-}
-
-
-def is_local_dataset(dataset: str) -> bool:
-    """Whether ``dataset`` (not a built-in corpus or builder) is a path on this machine
-    rather than a hub id: such a value must never reach a model card."""
-    return Path(dataset).expanduser().exists() or not is_repo_id(dataset)
-
-
-def corpus_kinds(dataset: str) -> tuple[str, ...]:
-    """What ``dataset`` names: ``("gap",)``, ``("occupations",)``, both, ``("local",)``
-    (a builder reading ``data_files``) or ``("hub",)`` (anything ``load_dataset`` takes)."""
-    if dataset in BUILTIN_CORPORA:
-        return tuple(dataset.split("+"))
-    return ("local",) if dataset in LOCAL_BUILDERS else ("hub",)
-
-
-def _validate_corpus(data: DataConfig, source: dict[str, Any]) -> None:
-    """Conflicting or missing corpus keys; checks file names, never reads the data."""
-    from cdsbias.cds.corpus_io import expand_inputs
-
-    if not data.dataset:
-        raise CdsbiasError("dataset is empty; set gap, occupations, a hub id or json/csv/...")
-    kinds = corpus_kinds(data.dataset)
-    builtin = set(kinds) <= {"gap", "occupations"}
-    for key, shapes in _CORPUS_KEYS.items():
-        if builtin and set(shapes) <= {"gap", "occupations"}:
-            continue  # recipes of the built-in corpora keep loading as before these keys
-        if key in source and source[key] is not None and not set(kinds) & set(shapes):
-            # Never drop a key silently: the user meant it to change the corpus.
-            raise CdsbiasError(
-                f"{key} does not apply to dataset: {data.dataset} (only to "
-                f"{' or '.join(_KIND_NAMES[k] for k in shapes)}); remove it or change dataset."
-            )
-    if kinds == ("local",):
-        if not data.data_files:
-            raise CdsbiasError(
-                f"dataset: {data.dataset} reads local files; set data_files to a path, glob "
-                "or list (e.g. data_files=corpus/*.jsonl)."
-            )
-        try:  # missing files, empty globs, mixed or unknown kinds: before any data is read
-            expand_inputs(data.data_files)
-        except CdsbiasError as exc:
-            raise CdsbiasError(f"data_files: {exc}") from None
-    if data.max_documents is not None and data.max_documents < 1:
-        raise CdsbiasError(f"max_documents must be at least 1, got {data.max_documents}.")
-
-
-_KIND_NAMES = {
-    "gap": "dataset: gap",
-    "occupations": "dataset: occupations",
-    "local": f"dataset: {'/'.join(LOCAL_BUILDERS)}",
-    "hub": "a hub dataset id",
-}
-
-
 def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
     data, cds, model = recipe.data, recipe.cds, recipe.model
-    _validate_corpus(data, recipe.source)
+    validate_corpus(data, recipe.source)
+    if data.streaming and (recipe.training.max_steps or 0) <= 0:
+        raise CdsbiasError(
+            "streaming: true needs max_steps (a stream has no length, so epochs cannot be "
+            "counted); set e.g. max_steps=10000."
+        )
     if data.text_unit not in ("sentence", "chunk"):
         raise CdsbiasError(f"text_unit must be 'sentence' or 'chunk', got '{data.text_unit}'.")
     if not 0.0 <= data.heldout_fraction < 1.0:
@@ -414,6 +377,7 @@ def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
             f"are ignored when fine-tuning {model.model_name_or_path}; remove them.",
             stacklevel=3,
         )
+    check_method_keys(recipe.method, recipe.source, model.init_from_scratch)
     recipe.bias.build_benchmarks()
 
 
@@ -461,8 +425,11 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
         unused.add("max_documents")  # it cuts GAP and the other corpora only
     if kinds == ("hub",) and is_local_dataset(str(effective["dataset"])):
         unused.add("dataset")  # a local dataset folder: a path of this machine
+    if effective.get("streaming"):
+        unused.add("heldout_fraction")  # heldout_documents chooses the held-out text
     if (effective.get("max_steps") or 0) > 0:
         unused.add("num_train_epochs")  # max_steps decides the length of training
+    unused |= unused_method_keys(effective)  # e.g. LoRA settings of a run without LoRA
     shown = {}
     for key, value in effective.items():
         if key in LOCAL_KEYS or key in unused or value is None:

@@ -7,7 +7,6 @@ its inputs and settings, and runs in ``num_proc`` processes when asked.
 from __future__ import annotations
 
 import contextlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,93 +15,17 @@ from transformers import TrainerCallback
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.occupations import occupational_sentences
-from cdsbias.train.config import (
-    BUILTIN_CORPORA,
-    CDSConfig,
-    DataConfig,
-    corpus_kinds,
-    is_local_dataset,
-)
+from cdsbias.train.config import CDSConfig, DataConfig
+from cdsbias.train.corpus_keys import BUILTIN_CORPORA, corpus_kinds, is_local_dataset
+from cdsbias.train.units import split_sentences, tokenize_units
+
+__all__ = ["build_training_data", "load_documents", "split_sentences"]
 
 GAP_FILES = {
     "development": "gap-development.tsv",
     "test": "gap-test.tsv",
     "validation": "gap-validation.tsv",
 }
-
-# Abbreviations after which a full stop does not end a sentence (Wikipedia prose).
-_ABBREVIATIONS = [
-    "Mr",
-    "Mrs",
-    "Ms",
-    "Dr",
-    "Prof",
-    "St",
-    "Jr",
-    "Sr",
-    "Mt",
-    "Gen",
-    "Col",
-    "Lt",
-    "Sgt",
-    "Capt",
-    "Rev",
-    "Hon",
-    "Gov",
-    "Sen",
-    "Rep",
-    "Pres",
-    "No",
-    "Vol",
-    "Inc",
-    "Ltd",
-    "Co",
-    "Corp",
-    "Jan",
-    "Feb",
-    "Mar",
-    "Apr",
-    "Jun",
-    "Jul",
-    "Aug",
-    "Sep",
-    "Sept",
-    "Oct",
-    "Nov",
-    "Dec",
-    "vs",
-    "etc",
-    "al",
-    "e.g",
-    "i.e",
-    "U.S",
-    "U.K",
-]
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Splits prose into sentences at ``.!?`` followed by space and a capital or digit.
-
-    A rule-based splitter (no model download, unlike NLTK's punkt): it does not split
-    after common abbreviations ("Dr. Smith", "U.S. Army") or single initials ("J. Smith").
-    """
-    sentences: list[str] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        before = text[start : match.start()].rstrip("\"')]")
-        last_word = before.rsplit(None, 1)[-1] if before.split() else ""
-        stem = last_word.rstrip(".!?")
-        if stem in _ABBREVIATIONS or (len(stem) == 1 and stem.isupper()):
-            continue
-        sentence = text[start : match.end()].strip()
-        if sentence:
-            sentences.append(sentence)
-        start = match.end()
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return sentences
 
 
 def gap_paths(data: DataConfig) -> list[Path]:
@@ -142,7 +65,9 @@ def describe_corpus(data: DataConfig, n_documents: int | None = None) -> dict[st
             what = f"{data.dataset}{config}, split {data.dataset_split}"
         if kinds == ("local",) and not data.data_files:
             return {"datasets": [], "description": what}  # an old run's recipe: no files
-        if n_documents is None:
+        if n_documents is None and data.streaming:
+            what += ", streamed"  # counting would read the whole corpus
+        elif n_documents is None:
             # An older run's folder: count them if the files are still there; if they
             # are gone the kind alone is still right.
             with contextlib.suppress(CdsbiasError):
@@ -184,7 +109,8 @@ def _occupation_documents(data: DataConfig) -> Any:
 
 
 def _corpus_documents(data: DataConfig) -> Any:
-    """A hub dataset or local files, through ``corpus_io.load_corpus``, as ``id``/``text``."""
+    """A hub dataset or local files, through ``corpus_io.load_corpus``: ``text``, and ``id``
+    when the corpus has one."""
     import datasets
 
     from cdsbias.cds.corpus_io import load_corpus
@@ -196,13 +122,11 @@ def _corpus_documents(data: DataConfig) -> Any:
             data.data_files, builder=data.dataset, text_column=data.text_column,
             text_option="text_column=NAME",
         )  # fmt: skip
-        split = "train"  # load_dataset puts local files in one split
     else:
         corpus = load_corpus(
             dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
             text_column=data.text_column, text_option="text_column=NAME",
         )  # fmt: skip
-        split = data.dataset_split
     if data.max_documents is not None:
         corpus = corpus.select(range(min(data.max_documents, len(corpus))))
     documents = corpus.select_columns([data.text_column])
@@ -219,20 +143,21 @@ def _corpus_documents(data: DataConfig) -> Any:
         # The id keys each document's CDS coin: the corpus's own ids keep it stable when
         # rows are reordered or added.
         documents = documents.add_column("id", [str(i) for i in corpus["id"]])
-    else:
-        # Row positions within the split: stable for a given corpus file.
-        documents = documents.add_column("id", [f"{split}-{i}" for i in range(len(corpus))])
-    return documents.select_columns(["id", "text"])
+        return documents.select_columns(["id", "text"])
+    # No id: each document's coin is keyed by its text, as `cdsbias cds` does, so the two
+    # agree, and a streamed run (where row numbers do not survive sharding) agrees too.
+    return documents.select_columns(["text"])
 
 
 def load_documents(data: DataConfig) -> Any:
-    """Training documents as a ``datasets.Dataset`` with columns ``id`` and ``text``.
+    """Training documents as a ``datasets.Dataset`` with columns ``text`` and (mostly) ``id``.
 
     ``gap``: GAP's Wikipedia snippets; ``occupations``: generated sentences whose person
     gender follows each profession's share of women (see :mod:`cdsbias.occupations`);
     ``occupations+gap``: both; a hub dataset id or ``text``/``json``/``csv``/``parquet``
-    with ``data_files``: the ``text_column`` of that corpus, its ``id`` column if it has
-    one, else ``SPLIT-ROW``. ``max_documents`` applies to every corpus but ``occupations``.
+    with ``data_files``: the ``text_column`` of that corpus and its ``id`` column if it has
+    one (without one, CDS keys each document by its text). ``max_documents`` applies to
+    every corpus but ``occupations``.
 
     Raises:
         CdsbiasError: Missing or unreadable files, an empty corpus, a missing text column.
@@ -254,21 +179,14 @@ def load_documents(data: DataConfig) -> Any:
     return datasets.concatenate_datasets([p.cast(parts[0].features) for p in parts])
 
 
-def _units(batch: dict[str, list[Any]], text_unit: str) -> dict[str, list[Any]]:
-    texts = []
-    for text in batch["text"]:
-        texts.extend(split_sentences(text) if text_unit == "sentence" else [text])
-    return {"text": texts}
-
-
 @dataclass
 class TrainingData:
     """Tokenized datasets for the Trainer."""
 
-    train: Any
+    train: Any  # a Dataset, or an IterableDataset when streaming
     heldout: Any | None
-    n_documents: int
-    n_counterfactual: int
+    n_documents: int | None  # None: a stream (its size is unknown until read)
+    n_counterfactual: int | None
 
 
 def build_training_data(
@@ -279,10 +197,6 @@ def build_training_data(
 
     ``documents`` are :func:`load_documents` of ``data`` when the caller has read them.
     """
-    from transformers import DataCollatorForLanguageModeling
-
-    from cdsbias.cds import CounterfactualMapper
-
     if documents is None:
         documents = load_documents(data)
     if data.heldout_fraction > 0 and len(documents) > 1:
@@ -292,56 +206,77 @@ def build_training_data(
         train_docs, heldout_docs = documents, None
     n_counterfactual = 0
     if cds.cds_mode != "none":
-        mapper = CounterfactualMapper(
-            "text", mode=cds.cds_mode, probability=cds.cds_probability, seed=cds.cds_seed,
-            names=cds.cds_names, id_column="id",
-        )  # fmt: skip
         train_docs = train_docs.map(
-            mapper, batched=True, num_proc=data.preprocessing_num_workers,
-            desc="counterfactual substitution",
+            counterfactual_mapper(cds, train_docs.column_names), batched=True,
+            num_proc=data.preprocessing_num_workers, desc="counterfactual substitution",
         )  # fmt: skip
         n_counterfactual = int(sum(train_docs["counterfactual"]))
-
-    def tokenize(dataset: Any, desc: str) -> Any:
-        units = dataset.map(
-            _units, batched=True, remove_columns=dataset.column_names,
-            fn_kwargs={"text_unit": data.text_unit}, num_proc=data.preprocessing_num_workers,
-            desc=f"{desc}: {data.text_unit}s",
-        )  # fmt: skip
-        return units.map(
-            lambda batch: tokenizer(
-                batch["text"], truncation=True, max_length=data.max_seq_length,
-                return_special_tokens_mask=True,
-            ),
-            batched=True, remove_columns=["text"], num_proc=data.preprocessing_num_workers,
-            desc=f"{desc}: tokenize",
-        )  # fmt: skip
-
-    train = tokenize(train_docs, "train")
+    train = tokenize_documents(train_docs, data, tokenizer, "train")
+    if len(train) == 0:
+        raise CdsbiasError(_too_short(data))
     train = train.add_column("example_id", list(range(len(train))))
     heldout = None
     if heldout_docs is not None:
-        heldout_tokens = tokenize(heldout_docs, "held-out")
-        masker = DataCollatorForLanguageModeling(
-            tokenizer, mlm_probability=data.mlm_probability, seed=seed
-        )
-
-        def static_mask(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-            rows = [{k: batch[k][i] for k in batch} for i in range(len(batch["input_ids"]))]
-            out: dict[str, list[Any]] = {"input_ids": [], "attention_mask": [], "labels": []}
-            for row in rows:
-                masked = masker([row])
-                length = len(row["input_ids"])
-                out["input_ids"].append(masked["input_ids"][0][:length].tolist())
-                out["attention_mask"].append([1] * length)
-                out["labels"].append(masked["labels"][0][:length].tolist())
-            return out
-
-        heldout = heldout_tokens.map(
-            static_mask, batched=True, remove_columns=heldout_tokens.column_names,
-            desc="held-out: fixed masking", load_from_cache_file=False,
-        )  # fmt: skip
+        heldout = heldout_set(heldout_docs, data, tokenizer, seed=seed)
     return TrainingData(train, heldout, len(documents), n_counterfactual)
+
+
+def counterfactual_mapper(cds: CDSConfig, columns: Any) -> Any:
+    """The recipe's ``CounterfactualMapper``: coins keyed by ``id``, else by the text."""
+    from cdsbias.cds import CounterfactualMapper
+
+    return CounterfactualMapper(
+        "text", mode=cds.cds_mode, probability=cds.cds_probability, seed=cds.cds_seed,
+        names=cds.cds_names, id_column="id" if "id" in (columns or ()) else None,
+    )  # fmt: skip
+
+
+def tokenize_documents(documents: Any, data: DataConfig, tokenizer: Any, desc: str) -> Any:
+    """Documents (a ``Dataset``) to tokenized examples: sentences or packed blocks."""
+    return documents.map(
+        tokenize_units, batched=True, remove_columns=documents.column_names,
+        fn_kwargs={"tokenizer": tokenizer, "text_unit": data.text_unit,
+                   "max_seq_length": data.max_seq_length},
+        num_proc=data.preprocessing_num_workers, desc=f"{desc}: {data.text_unit}s",
+    )  # fmt: skip
+
+
+def heldout_set(documents: Any, data: DataConfig, tokenizer: Any, *, seed: int) -> Any:
+    """The held-out documents' original text, tokenized and masked once with ``seed``.
+
+    Fixed masks make the held-out MLM loss comparable from checkpoint to checkpoint.
+    """
+    from transformers import DataCollatorForLanguageModeling
+
+    tokens = tokenize_documents(documents, data, tokenizer, "held-out")
+    masker = DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=data.mlm_probability, seed=seed
+    )
+
+    def static_mask(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        rows = [{k: batch[k][i] for k in batch} for i in range(len(batch["input_ids"]))]
+        out: dict[str, list[Any]] = {"input_ids": [], "attention_mask": [], "labels": []}
+        for row in rows:
+            masked = masker([row])
+            length = len(row["input_ids"])
+            out["input_ids"].append(masked["input_ids"][0][:length].tolist())
+            out["attention_mask"].append([1] * length)
+            out["labels"].append(masked["labels"][0][:length].tolist())
+        return out
+
+    return tokens.map(
+        static_mask, batched=True, remove_columns=tokens.column_names,
+        desc="held-out: fixed masking", load_from_cache_file=False,
+    )  # fmt: skip
+
+
+def _too_short(data: DataConfig) -> str:
+    if data.text_unit == "chunk":
+        return (
+            f"the training text is shorter than one block of max_seq_length={data.max_seq_length} "
+            "tokens; use text_unit=sentence, a smaller max_seq_length or more documents"
+        )
+    return "the training documents hold no text; check text_column and the corpus"
 
 
 class MLMCollator:

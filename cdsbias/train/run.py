@@ -17,6 +17,13 @@ from cdsbias.errors import CdsbiasError
 from cdsbias.hub import hub_model_id
 from cdsbias.io import atomic_write_text
 from cdsbias.train.config import Recipe, card_recipe, load_recipe
+from cdsbias.train.methods import (
+    MethodConfig,
+    apply_method,
+    dropout_overrides,
+    method_summary,
+    summary_line,
+)
 
 #: What the publisher needs to know about a run: base model, corpus, the shaping keys.
 RUN_INFO_FILE = "run_info.json"
@@ -78,15 +85,21 @@ def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = Tru
 
 
 def run_info(
-    effective: dict[str, Any], data: Any, n_documents: int | None = None
+    effective: dict[str, Any],
+    data: Any,
+    n_documents: int | None = None,
+    method: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What the publisher needs of a run (``run_info.json``): the hub id of the base model
-    (none for a model built here), the corpus for the card, the recipe keys that shaped it.
+    (none for a model built here), the corpus for the card, the recipe keys that shaped it,
+    and what was trained.
 
     Args:
         effective: The run's effective recipe (plain values, as in ``recipe.yaml``).
         data: Its :class:`~cdsbias.train.config.DataConfig`.
         n_documents: The corpus size, when the caller has read it.
+        method: :func:`~cdsbias.train.methods.method_summary` of the trained model (None
+            for runs that did not record it).
     """
     from cdsbias.train.data import describe_corpus
 
@@ -95,6 +108,7 @@ def run_info(
         "base_model": None if scratch else hub_model_id(effective.get("model_name_or_path")),
         "corpus": describe_corpus(data, n_documents=n_documents),
         "card_recipe": card_recipe(effective),
+        "method": method,
     }
 
 
@@ -116,36 +130,62 @@ def configure_tracking(recipe: Recipe) -> str | None:
 def build_model(
     recipe: Recipe, resume: str | None = None, documents: Any = None
 ) -> tuple[Any, Any]:
-    """Loads the pretrained masked LM, or builds a random one with its own tokenizer.
+    """Loads the pretrained masked LM, or builds a random one with its own tokenizer, with
+    the recipe's dropout, and prepares it for the recipe's method (frozen parameters,
+    LoRA or bottleneck adapters; :func:`~cdsbias.train.methods.apply_method`).
 
-    A resumed run takes model and tokenizer from its checkpoint (the Trainer then restores
-    the optimizer state), so a from-scratch tokenizer is never rebuilt differently.
+    A resumed run of full or partial fine-tuning takes model and tokenizer from its
+    checkpoint (the Trainer then restores the optimizer state), so a from-scratch tokenizer
+    is never rebuilt differently. A resumed adapter run rebuilds base and fresh adapter;
+    the Trainer then restores the adapter (LoRA) or the full weights (bottleneck) from the
+    checkpoint.
     """
     import torch
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.scoring import load_masked_lm
+    from cdsbias.train.streaming import tokenizer_texts
     from cdsbias.wordpiece import train_wordpiece
 
-    model_cfg = recipe.model
-    if resume is not None:
-        return load_masked_lm(resume)
+    model_cfg, method = recipe.model, recipe.method
+    if resume is not None and method.peft_method == "none":
+        overrides = _dropout_of(resume, None, method)
+        model, tokenizer = load_masked_lm(resume, config_overrides=overrides)
+        return apply_method(model, method)[0], tokenizer
     if not model_cfg.init_from_scratch:
-        return load_masked_lm(model_cfg.model_name_or_path, revision=model_cfg.model_revision)
+        name, revision = model_cfg.model_name_or_path, model_cfg.model_revision
+        overrides = _dropout_of(name, revision, method)
+        model, tokenizer = load_masked_lm(name, revision=revision, config_overrides=overrides)
+        return apply_method(model, method)[0], tokenizer
     if documents is None:
         from cdsbias.train.data import load_documents
 
         documents = load_documents(recipe.data)
-    tokenizer = train_wordpiece(documents["text"], model_cfg.tokenizer_vocab_size)
+    texts = tokenizer_texts(documents, recipe.data) if recipe.data.streaming else documents["text"]
+    tokenizer = train_wordpiece(texts, model_cfg.tokenizer_vocab_size)
     settings = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
                 "intermediate_size": 128, "max_position_embeddings": 512}  # fmt: skip
     settings.update(model_cfg.model_config)
+    settings.update(dropout_overrides("bert", method))
     try:
         config = BertConfig(vocab_size=len(tokenizer), **settings)
     except TypeError as exc:
         raise CdsbiasError(f"model_config: {exc}") from None
     torch.manual_seed(recipe.training.seed)
-    return BertForMaskedLM(config), tokenizer
+    return apply_method(BertForMaskedLM(config), method)[0], tokenizer
+
+
+def _dropout_of(name: str, revision: str | None, method: MethodConfig) -> dict[str, float] | None:
+    """Config overrides for the method's dropout, under the names of ``name``'s family."""
+    if method.dropout is None:
+        return None
+    from transformers import AutoConfig
+
+    try:
+        model_type = AutoConfig.from_pretrained(name, revision=revision).model_type
+    except (OSError, ValueError):
+        return None  # load_masked_lm reports the unloadable model in its own words
+    return dropout_overrides(model_type, method)
 
 
 def run(recipe: Recipe) -> Path:
@@ -160,6 +200,8 @@ def run(recipe: Recipe) -> Path:
         build_training_data,
         load_documents,
     )
+    from cdsbias.train.method_callbacks import TrainBeginCallback, method_callbacks
+    from cdsbias.train.streaming import build_streaming_data, load_stream
 
     training = recipe.training
     # The collator needs example_id (deterministic masking); it drops what the model can't take.
@@ -176,28 +218,37 @@ def run(recipe: Recipe) -> Path:
     for benchmark in benchmarks:
         _ = benchmark.rows
     with training.main_process_first(desc="reading the corpus"):
-        documents = load_documents(recipe.data)  # read once: tokenizer, data, card use it
+        # Read once: tokenizer, data and card use it. A stream is only opened and checked.
+        documents = (load_stream if recipe.data.streaming else load_documents)(recipe.data)
     prepare_output_dir(recipe, resume)
     wandb_mode = configure_tracking(recipe)
     hf_logging.set_verbosity_warning()
     set_seed(training.seed)
 
     model, tokenizer = build_model(recipe, resume, documents)
+    method = method_summary(model, recipe.method)
+    main_print(summary_line(method))
     with training.main_process_first(desc="preparing the corpus"):
-        data = build_training_data(
-            recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
-        )
+        if recipe.data.streaming:
+            data = build_streaming_data(
+                recipe.data, recipe.cds, tokenizer, seed=training.seed, stream=documents
+            )
+        else:
+            data = build_training_data(
+                recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
+            )
 
     output_dir = Path(training.output_dir)
     if _is_main():
         output_dir.mkdir(parents=True, exist_ok=True)
         effective = recipe.effective()
+        n_examples = None if recipe.data.streaming else len(data.train)  # a stream: unknown
         effective.update(n_documents=data.n_documents, n_counterfactual=data.n_counterfactual,
-                         n_train_examples=len(data.train))  # fmt: skip
+                         n_train_examples=n_examples)  # fmt: skip
         plain = json.loads(json.dumps(effective, default=str))  # YAML/JSON-safe values
         recipe_text = yaml.safe_dump(plain, sort_keys=True)
         (output_dir / "recipe.yaml").write_text(recipe_text)
-        info = run_info(plain, recipe.data, n_documents=len(documents))
+        info = run_info(plain, recipe.data, n_documents=data.n_documents, method=method)
         atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(info, indent=2) + "\n")
         main_print("cdsbias effective recipe:")
         main_print(recipe_text)
@@ -215,12 +266,14 @@ def run(recipe: Recipe) -> Path:
         data_collator=collator,
         train_dataset=data.train,
         processing_class=tokenizer,
-        callbacks=[EpochCallback(collator)],
-    )
+        callbacks=[EpochCallback(collator), *method_callbacks(recipe.method),
+                   # W&B starts its run when training begins: log the recipe then.
+                   TrainBeginCallback(lambda: _log_recipe_to_trackers(recipe, method))],
+    )  # fmt: skip
     callback.attach(trainer)
-    _log_recipe_to_trackers(recipe)
     trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(output_dir))
+    trainer.save_state()  # trainer_state.json: train_runtime and the log (cdsbias compare)
     if _is_main():
         points = read_points(output_dir)
         main_print(_before_after(points))
@@ -233,9 +286,10 @@ def run(recipe: Recipe) -> Path:
     return output_dir
 
 
-def _log_recipe_to_trackers(recipe: Recipe) -> None:
-    """Adds the cdsbias sections to the W&B config (TrainingArguments are logged by the
-    Trainer's own integration)."""
+def _log_recipe_to_trackers(recipe: Recipe, method: dict[str, Any] | None = None) -> None:
+    """Adds the cdsbias sections and the method summary (what trained, how many
+    parameters) to the W&B config (TrainingArguments are logged by the Trainer's own
+    integration)."""
     if not _is_main():
         return
     try:
@@ -243,7 +297,9 @@ def _log_recipe_to_trackers(recipe: Recipe) -> None:
     except ImportError:
         return
     if getattr(wandb, "run", None) is not None:
-        wandb.config.update({"cdsbias": recipe.effective()}, allow_val_change=True)
+        wandb.config.update(
+            {"cdsbias": recipe.effective(), "cdsbias_method": method}, allow_val_change=True
+        )
 
 
 def _before_after(points: list[dict[str, Any]]) -> str:

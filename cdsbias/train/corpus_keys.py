@@ -1,0 +1,114 @@
+"""What the recipe's ``dataset`` names, and which corpus keys apply to it.
+
+``gap``, ``occupations`` and ``occupations+gap`` are built in; ``text``/``json``/``csv``/
+``parquet`` read local ``data_files``; anything else is a hub id or a local dataset folder
+for ``datasets.load_dataset``. A key that does not shape the chosen corpus is an error
+(never dropped silently), checked before any data is read.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.hub import is_repo_id
+
+if TYPE_CHECKING:
+    from cdsbias.train.config import DataConfig
+
+__all__ = [
+    "BUILTIN_CORPORA",
+    "LOCAL_BUILDERS",
+    "corpus_kinds",
+    "is_local_dataset",
+    "validate_corpus",
+]
+
+
+#: Built-in training corpora (``dataset`` values that are neither hub ids nor builders).
+BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
+#: ``datasets`` builders for local files (``dataset`` values that need ``data_files``).
+LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
+#: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
+_CORPUS_KEYS = {
+    "data_files": ("local",),
+    "dataset_config_name": ("hub",),
+    "dataset_split": ("hub",),
+    "text_column": ("hub", "local"),
+    "splits": ("gap",),
+    "data_dir": ("gap",),
+    "occupation_sentences": ("occupations",),
+    "occupation_seed": ("occupations",),
+}
+
+
+def is_local_dataset(dataset: str) -> bool:
+    """Whether ``dataset`` (not a built-in corpus or builder) is a path on this machine
+    rather than a hub id: such a value must never reach a model card."""
+    return Path(dataset).expanduser().exists() or not is_repo_id(dataset)
+
+
+def corpus_kinds(dataset: str) -> tuple[str, ...]:
+    """What ``dataset`` names: ``("gap",)``, ``("occupations",)``, both, ``("local",)``
+    (a builder reading ``data_files``) or ``("hub",)`` (anything ``load_dataset`` takes)."""
+    if dataset in BUILTIN_CORPORA:
+        return tuple(dataset.split("+"))
+    return ("local",) if dataset in LOCAL_BUILDERS else ("hub",)
+
+
+def validate_corpus(data: DataConfig, source: dict[str, Any]) -> None:
+    """Conflicting or missing corpus keys; checks file names, never reads the data."""
+    from cdsbias.cds.corpus_io import expand_inputs
+
+    if not data.dataset:
+        raise CdsbiasError("dataset is empty; set gap, occupations, a hub id or json/csv/...")
+    kinds = corpus_kinds(data.dataset)
+    builtin = set(kinds) <= {"gap", "occupations"}
+    for key, shapes in _CORPUS_KEYS.items():
+        if builtin and set(shapes) <= {"gap", "occupations"}:
+            continue  # recipes of the built-in corpora keep loading as before these keys
+        if key in source and source[key] is not None and not set(kinds) & set(shapes):
+            # Never drop a key silently: the user meant it to change the corpus.
+            raise CdsbiasError(
+                f"{key} does not apply to dataset: {data.dataset} (only to "
+                f"{' or '.join(_KIND_NAMES[k] for k in shapes)}); remove it or change dataset."
+            )
+    if kinds == ("local",):
+        if not data.data_files:
+            raise CdsbiasError(
+                f"dataset: {data.dataset} reads local files; set data_files to a path, glob "
+                "or list (e.g. data_files=corpus/*.jsonl)."
+            )
+        try:  # missing files, empty globs, mixed or unknown kinds: before any data is read
+            expand_inputs(data.data_files)
+        except CdsbiasError as exc:
+            raise CdsbiasError(f"data_files: {exc}") from None
+    if data.max_documents is not None and data.max_documents < 1:
+        raise CdsbiasError(f"max_documents must be at least 1, got {data.max_documents}.")
+    if data.streaming and "heldout_fraction" in source:
+        if data.heldout_documents is None:
+            raise CdsbiasError(
+                "heldout_fraction needs the whole corpus in memory; with streaming: true set "
+                "heldout_documents: N (the first N documents of the stream) instead."
+            )
+        warnings.warn(
+            f"heldout_fraction is ignored with streaming: true; heldout_documents="
+            f"{data.heldout_documents} chooses the held-out text (remove heldout_fraction).",
+            stacklevel=4,
+        )
+    if not data.streaming and data.heldout_documents is not None:
+        raise CdsbiasError(
+            "heldout_documents applies to streaming: true; in memory set heldout_fraction."
+        )
+    if data.heldout_documents is not None and data.heldout_documents < 0:
+        raise CdsbiasError(f"heldout_documents must be 0 or more, got {data.heldout_documents}.")
+
+
+_KIND_NAMES = {
+    "gap": "dataset: gap",
+    "occupations": "dataset: occupations",
+    "local": f"dataset: {'/'.join(LOCAL_BUILDERS)}",
+    "hub": "a hub dataset id",
+}
