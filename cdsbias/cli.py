@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "cdsbias.commands.publish",
     "cdsbias.commands.demo_model",
     "cdsbias.commands.report",
+    "cdsbias.commands.compare",
 )
 
 
