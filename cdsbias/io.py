@@ -10,6 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yields a temporary file path beside ``path`` that replaces it only on success.
@@ -23,6 +29,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp creates 0600: give the file the permissions a plain open() would.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -51,6 +59,7 @@ def atomic_output_dir(final_dir: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    os.chmod(staging, 0o777 & ~_umask())  # mkdtemp creates 0700; a plain mkdir would not
     backup = None
     if final_dir.exists():
         backup = final_dir.with_name(f".{final_dir.name}.old-{os.getpid()}")
