@@ -7,15 +7,14 @@ import csv
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import datasets
 import pytest
+from tests_helpers import kill_after_checkpoint
 
 from cdsbias.cli import main as cli_main
 from cdsbias.errors import CdsbiasError
@@ -297,18 +296,7 @@ def test_streamed_run_resumed_after_sigkill_matches_uninterrupted_run(tmp_path):
     assert train_main(stream_args(full, files, "json", *common)) == 0
 
     killed = tmp_path / "killed"
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / "train.py"), *stream_args(killed, files, "json", *common)],
-        cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.time() + 300
-    while not (killed / "checkpoint-2" / "trainer_state.json").exists():
-        assert process.poll() is None, "the run ended before it could be killed"
-        assert time.time() < deadline
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL
+    kill_after_checkpoint(stream_args(killed, files, "json", *common), killed, step=2)
     assert not (killed / "checkpoint-6").exists()
 
     resumed = stream_args(killed, files, "json", *common, "resume_from_checkpoint=true")

@@ -115,10 +115,7 @@ def _read_error(builder: str, files: list[Path], exc: BaseException) -> CdsbiasE
         for path in files:
             bad = first_invalid_utf8(path)
             if bad is not None:
-                return CdsbiasError(
-                    f"{path} is not UTF-8: invalid byte at offset {bad[0]} (line {bad[1]}); "
-                    "re-encode it as UTF-8 (e.g. iconv -t UTF-8)"
-                )
+                return _not_utf8(path, bad)
     cause = exc.__cause__ or exc
     if "SchemaInferenceError" in type(cause).__name__ or isinstance(cause, StopIteration):
         return _empty_error(files)
@@ -127,6 +124,13 @@ def _read_error(builder: str, files: list[Path], exc: BaseException) -> CdsbiasE
     detail = " ".join(str(cause).split()) or type(cause).__name__
     names = ", ".join(map(str, files[:3])) + (" ..." if len(files) > 3 else "")
     return CdsbiasError(f"could not read {names} as {builder}: {detail}")
+
+
+def _not_utf8(path: Path, bad: tuple[int, int]) -> CdsbiasError:
+    return CdsbiasError(
+        f"{path} is not UTF-8: invalid byte at offset {bad[0]} (line {bad[1]}); "
+        "re-encode it as UTF-8 (e.g. iconv -t UTF-8)"
+    )
 
 
 def _empty_error(source: Any) -> CdsbiasError:
@@ -164,36 +168,37 @@ def load_corpus(
     Raises:
         CdsbiasError: Missing or unreadable input, empty corpus, bad text column.
     """
+    corpus, source = _open(inputs, dataset, config, split, builder, streaming=False)
+    check_text_column(corpus, text_column, source, text_option)
+    return corpus
+
+
+def _open(
+    inputs: Sequence[str | os.PathLike],
+    dataset: str | None,
+    config: str | None,
+    split: str | None,
+    builder: str | None,
+    *,
+    streaming: bool,
+) -> tuple[Any, Any]:
+    """``load_dataset`` on local files or a dataset id, every failure one readable line.
+
+    Returns:
+        The corpus (a ``Dataset``, or an ``IterableDataset`` when ``streaming``) and what
+        to call its source in errors.
+    """
     import datasets
 
     if bool(inputs) == bool(dataset):
         raise CdsbiasError("give either input files or --dataset ID, not both or neither")
     if inputs and (config is not None or split is not None):
         raise CdsbiasError("--dataset-config and --split apply to --dataset only")
-    if inputs:
-        inferred, files = expand_inputs(inputs)
-        if builder is not None and inferred != builder:
-            # Reading .csv with the json builder fails later with a parser message that
-            # does not name the mismatch; say it here.
-            raise CdsbiasError(
-                f"{files[0]} holds {inferred} data, not {builder}; use {inferred} files "
-                f"({', '.join(s for s, b in INPUT_BUILDERS.items() if b == inferred)}) "
-                f"with dataset: {inferred}"
-            )
-        builder = inferred
-        source: Any = files
-        if all(path.stat().st_size == 0 for path in files):
-            raise _empty_error(files)
+    if not inputs:
         try:
             corpus = datasets.load_dataset(
-                builder, data_files=[str(p) for p in files], split="train"
+                dataset, name=config, split=split or "train", streaming=streaming
             )
-        except (datasets.exceptions.DatasetsError, ValueError, StopIteration) as exc:
-            raise _read_error(builder, files, exc) from None
-    else:
-        source = dataset
-        try:
-            corpus = datasets.load_dataset(dataset, name=config, split=split or "train")
         except (datasets.exceptions.DatasetsError, ValueError, FileNotFoundError) as exc:
             detail = " ".join(str(exc).split())
             raise CdsbiasError(f"could not load dataset '{dataset}': {detail}") from None
@@ -202,10 +207,34 @@ def load_corpus(
                 f"could not load dataset '{dataset}': no connection to the Hugging Face Hub "
                 "(a local folder works offline)"
             ) from None
-        if isinstance(corpus, datasets.IterableDataset):
+        if not streaming and isinstance(corpus, datasets.IterableDataset):
             raise CdsbiasError(f"dataset '{dataset}' is streaming-only; save it locally first")
-    check_text_column(corpus, text_column, source, text_option)
-    return corpus
+        return corpus, dataset
+    inferred, files = expand_inputs(inputs)
+    if builder is not None and inferred != builder:
+        # Reading .csv with the json builder fails later with a parser message that
+        # does not name the mismatch; say it here.
+        raise CdsbiasError(
+            f"{files[0]} holds {inferred} data, not {builder}; use {inferred} files "
+            f"({', '.join(s for s, b in INPUT_BUILDERS.items() if b == inferred)}) "
+            f"with dataset: {inferred}"
+        )
+    if all(path.stat().st_size == 0 for path in files):
+        raise _empty_error(files)
+    if streaming and inferred != "parquet":
+        # A stream would meet a bad byte hours into a run; one pass over the raw bytes
+        # (far cheaper than parsing) finds it before the run starts.
+        for path in files:
+            bad = first_invalid_utf8(path)
+            if bad is not None:
+                raise _not_utf8(path, bad)
+    try:
+        corpus = datasets.load_dataset(
+            inferred, data_files=[str(p) for p in files], split="train", streaming=streaming
+        )
+    except (datasets.exceptions.DatasetsError, ValueError, StopIteration) as exc:
+        raise _read_error(inferred, files, exc) from None
+    return corpus, files
 
 
 def check_text_column(
@@ -319,52 +348,13 @@ def stream_corpus(
     """
     import datasets
 
-    if bool(inputs) == bool(dataset):
-        raise CdsbiasError("give either input files or a dataset id, not both or neither")
-    if inputs:
-        inferred, files = expand_inputs(inputs)
-        if builder is not None and inferred != builder:
-            raise CdsbiasError(
-                f"{files[0]} holds {inferred} data, not {builder}; use {inferred} files "
-                f"({', '.join(s for s, b in INPUT_BUILDERS.items() if b == inferred)}) "
-                f"with dataset: {inferred}"
-            )
-        if all(path.stat().st_size == 0 for path in files):
-            raise _empty_error(files)
-        if inferred != "parquet":
-            for path in files:
-                bad = first_invalid_utf8(path)
-                if bad is not None:
-                    raise CdsbiasError(
-                        f"{path} is not UTF-8: invalid byte at offset {bad[0]} (line {bad[1]}); "
-                        "re-encode it as UTF-8 (e.g. iconv -t UTF-8)"
-                    )
-        source: Any = files
-        try:
-            corpus = datasets.load_dataset(
-                inferred, data_files=[str(p) for p in files], split="train", streaming=True
-            )
-        except (datasets.exceptions.DatasetsError, ValueError) as exc:
-            raise _read_error(inferred, files, exc) from None
-    else:
-        source = dataset
-        try:
-            corpus = datasets.load_dataset(
-                dataset, name=config, split=split or "train", streaming=True
-            )
-        except (datasets.exceptions.DatasetsError, ValueError, FileNotFoundError) as exc:
-            detail = " ".join(str(exc).split())
-            raise CdsbiasError(f"could not load dataset '{dataset}': {detail}") from None
-        except ConnectionError:
-            raise CdsbiasError(
-                f"could not load dataset '{dataset}': no connection to the Hugging Face Hub "
-                "(a local folder works offline)"
-            ) from None
+    corpus, source = _open(inputs, dataset, config, split, builder, streaming=True)
     try:
         first = next(iter(corpus.take(1)), None)
     except (datasets.exceptions.DatasetsError, ValueError, StopIteration) as exc:
-        if inputs:
-            raise _read_error(inferred, files, exc) from None
+        if isinstance(source, list):
+            kind = INPUT_BUILDERS[source[0].suffix.lower()]
+            raise _read_error(kind, source, exc) from None
         raise CdsbiasError(f"could not read dataset '{dataset}': {exc}") from None
     if first is None:
         raise _empty_error(source)

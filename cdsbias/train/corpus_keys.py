@@ -23,6 +23,7 @@ __all__ = [
     "LOCAL_BUILDERS",
     "corpus_kinds",
     "is_local_dataset",
+    "open_corpus",
     "validate_corpus",
 ]
 
@@ -112,3 +113,22 @@ _KIND_NAMES = {
     "local": f"dataset: {'/'.join(LOCAL_BUILDERS)}",
     "hub": "a hub dataset id",
 }
+
+
+def open_corpus(data: DataConfig, *, streaming: bool) -> Any:
+    """A hub dataset or local files (not a built-in corpus), every column, text checked.
+
+    Through :func:`cdsbias.cds.corpus_io.load_corpus` (a ``Dataset``) or, when
+    ``streaming``, :func:`~cdsbias.cds.corpus_io.stream_corpus` (an ``IterableDataset``).
+    """
+    from cdsbias.cds.corpus_io import load_corpus, stream_corpus
+
+    open_with = stream_corpus if streaming else load_corpus
+    common = {"text_column": data.text_column, "text_option": "text_column=NAME"}
+    if corpus_kinds(data.dataset) == ("local",):
+        if not data.data_files:
+            raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
+        return open_with(data.data_files, builder=data.dataset, **common)
+    return open_with(
+        dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split, **common
+    )

@@ -16,7 +16,12 @@ from transformers import TrainerCallback
 from cdsbias.errors import CdsbiasError
 from cdsbias.occupations import occupational_sentences
 from cdsbias.train.config import CDSConfig, DataConfig
-from cdsbias.train.corpus_keys import BUILTIN_CORPORA, corpus_kinds, is_local_dataset
+from cdsbias.train.corpus_keys import (
+    BUILTIN_CORPORA,
+    corpus_kinds,
+    is_local_dataset,
+    open_corpus,
+)
 from cdsbias.train.units import split_sentences, tokenize_units
 
 __all__ = ["build_training_data", "load_documents", "split_sentences"]
@@ -113,20 +118,7 @@ def _corpus_documents(data: DataConfig) -> Any:
     when the corpus has one."""
     import datasets
 
-    from cdsbias.cds.corpus_io import load_corpus
-
-    if corpus_kinds(data.dataset) == ("local",):
-        if not data.data_files:
-            raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
-        corpus = load_corpus(
-            data.data_files, builder=data.dataset, text_column=data.text_column,
-            text_option="text_column=NAME",
-        )  # fmt: skip
-    else:
-        corpus = load_corpus(
-            dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
-            text_column=data.text_column, text_option="text_column=NAME",
-        )  # fmt: skip
+    corpus = open_corpus(data, streaming=False)
     if data.max_documents is not None:
         corpus = corpus.select(range(min(data.max_documents, len(corpus))))
     documents = corpus.select_columns([data.text_column])

@@ -25,7 +25,7 @@ from typing import Any
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.config import CDSConfig, DataConfig
-from cdsbias.train.corpus_keys import BUILTIN_CORPORA, corpus_kinds
+from cdsbias.train.corpus_keys import BUILTIN_CORPORA, open_corpus
 from cdsbias.train.units import tokenize_units
 
 #: Held-out documents of a stream when ``heldout_documents`` is not set.
@@ -46,23 +46,12 @@ def load_stream(data: DataConfig) -> Any:
     Raises:
         CdsbiasError: As :func:`cdsbias.cds.corpus_io.stream_corpus`.
     """
-    from cdsbias.cds.corpus_io import stream_corpus
     from cdsbias.train.data import load_documents
 
     if data.dataset in BUILTIN_CORPORA:
         corpus = load_documents(data).to_iterable_dataset()
-    elif corpus_kinds(data.dataset) == ("local",):
-        if not data.data_files:
-            raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
-        corpus = stream_corpus(
-            data.data_files, builder=data.dataset, text_column=data.text_column,
-            text_option="text_column=NAME",
-        )  # fmt: skip
     else:
-        corpus = stream_corpus(
-            dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
-            text_column=data.text_column, text_option="text_column=NAME",
-        )  # fmt: skip
+        corpus = open_corpus(data, streaming=True)
     if data.max_documents is not None and data.dataset not in BUILTIN_CORPORA:
         corpus = corpus.take(data.max_documents)
     n_heldout = heldout_size(data)
