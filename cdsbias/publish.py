@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,21 @@ import yaml
 from cdsbias.errors import CdsbiasError
 from cdsbias.hub import REPO_ID
 from cdsbias.io import atomic_output_dir
+from cdsbias.publish_adapters import (
+    base_hub_id,
+    card_metadata,
+    check_matches_checkpoint,
+    checkpoint_kind,
+    copy_side_files,
+    method_statement,
+    origin_text,
+    recorded_base,
+    refuse_bottleneck_merge,
+    require_hub_base,
+    usage_lines,
+    write_adapter,
+    write_merged,
+)
 from cdsbias.train.run import RUN_INFO_FILE, run_info
 
 if TYPE_CHECKING:
@@ -27,6 +43,10 @@ TRAINING_STATE = re.compile(
     r"^(optimizer\.pt|scheduler\.pt|rng_state.*\.pth|training_args\.bin|trainer_state\.json|"
     r"scaler\.pt|global_step.*)$"
 )
+
+
+#: Files of a run folder that describe the run on this machine, never uploaded.
+RUN_RECORDS = frozenset({"recipe.yaml", RUN_INFO_FILE})
 
 
 def _run_dir(checkpoint: Path) -> Path:
@@ -82,11 +102,13 @@ def _method_text(recipe: dict[str, Any], corpus: str) -> str:
     )
 
 
-def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
+def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelCard:
     """The hub model card (metadata with ``model-index`` results + evidence) of ``checkpoint``.
 
     Every benchmark scored during training writes its own section and its own
     ``EvalResult`` entries, before (the first evaluated step) and after (this checkpoint).
+    The card says what was trained (method, trainable share), what the repository holds
+    (full weights, an adapter, or a LoRA adapter merged with ``merge``) and how to load it.
     """
     from huggingface_hub import ModelCard, ModelCardData
 
@@ -105,7 +127,9 @@ def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
     recipe_path = run_dir / "recipe.yaml"
     recipe = yaml.safe_load(recipe_path.read_text()) if recipe_path.exists() else {}
     info = _run_info(run_dir, recipe)
-    base = info.get("base_model")
+    kind = checkpoint_kind(checkpoint)
+    merged = merge and kind == "lora"
+    base = base_hub_id(checkpoint, kind, info)
     corpus = info.get("corpus", {})
 
     sections: list[str] = []
@@ -131,28 +155,29 @@ def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
         if benchmark.citation and benchmark.citation not in citations:
             citations.append(benchmark.citation)
 
+    metadata = card_metadata(kind, merged, base)
+    tags = ["cdsbias", "gender-bias", "debiasing", "counterfactual-data-substitution"]
     data = ModelCardData(
         license=recipe.get("license", "apache-2.0"),
-        library_name="transformers",
         pipeline_tag="fill-mask",
-        tags=["cdsbias", "gender-bias", "debiasing", "counterfactual-data-substitution"],
         datasets=corpus.get("datasets") or None,
         base_model=base or None,
         model_name=repo_id.split("/")[-1],
         eval_results=eval_results or None,
+        **{**metadata, "tags": tags + metadata["tags"]},
     )
-    origin = (
-        f"A fine-tuned version of [`{base}`](https://huggingface.co/{base})"
-        if base
-        else ("A masked language model")
-    )
+    has_tokenizer = (checkpoint / "tokenizer_config.json").is_file()
     lines = [
         f"# {repo_id.split('/')[-1]}",
         "",
-        f"{origin}, {_method_text(recipe, corpus.get('description') or 'its training text')}, "
+        f"{origin_text(kind, merged, base)}, "
+        f"{_method_text(recipe, corpus.get('description') or 'its training text')}, "
         "following Bartl, Nissim & Gatt (2020). "
         f"Checkpoint: step {step}. Produced with [cdsbias](https://pypi.org/project/cdsbias/).",
         "",
+        method_statement(info.get("method"), kind, merged, recipe),
+        "",
+        *usage_lines(kind, merged, repo_id, base, has_tokenizer),
         f"## Bias before (step {before['step']}) and after (step {step})",
         "",
         *sections,
@@ -184,38 +209,87 @@ def model_card(checkpoint: Path, repo_id: str) -> ModelCard:
     return ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
 
 
-def build_folder(checkpoint: Path, repo_id: str, out_dir: Path) -> Path:
-    """Writes the exact folder that would be uploaded (model, tokenizer, card, evidence)."""
+def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool = False) -> Path:
+    """Writes the exact folder that would be uploaded (weights or adapter, tokenizer, card,
+    evidence) and checks that it loads.
+
+    Full weights are published as they are. An adapter checkpoint (LoRA or bottleneck)
+    gives the adapter alone, its config naming the base by hub id; with ``merge`` a LoRA
+    adapter is merged into its base and published as full weights.
+
+    Raises:
+        CdsbiasError: A bad repo id or checkpoint, an adapter whose base has no hub id,
+            ``merge`` of a bottleneck adapter, or a folder that does not load as trained.
+    """
     from cdsbias.train.points import CURVE_FILE, METRICS_FILE
 
     if not REPO_ID.match(repo_id):
         raise CdsbiasError(f"--repo-id must look like ORG/NAME, got '{repo_id}'.")
-    if not checkpoint.is_dir() or not (checkpoint / "config.json").exists():
-        raise CdsbiasError(f"{checkpoint} is not a saved model folder (no config.json).")
-    card = model_card(checkpoint, repo_id)
+    kind = checkpoint_kind(checkpoint) if checkpoint.is_dir() else "full"
+    if kind == "full" and not (checkpoint / "config.json").exists():
+        raise CdsbiasError(
+            f"{checkpoint} is not a saved model folder (no config.json, adapter_config.json "
+            "or bottleneck_config.json)."
+        )
+    if merge and kind == "bottleneck":
+        raise refuse_bottleneck_merge(checkpoint)
+    if merge and kind == "full":
+        warnings.warn(
+            f"--merge: {checkpoint} holds full weights (no adapter), so there is nothing to "
+            "merge; publishing them as they are.",
+            stacklevel=2,
+        )
+        merge = False
     run_dir = _run_dir(checkpoint)
+    if kind != "full" and not merge:
+        recipe_path = run_dir / "recipe.yaml"
+        recipe = yaml.safe_load(recipe_path.read_text()) if recipe_path.exists() else {}
+        base_id = require_hub_base(
+            checkpoint, kind, base_hub_id(checkpoint, kind, _run_info(run_dir, recipe))
+        )
+    card = model_card(checkpoint, repo_id, merge=merge)
     with atomic_output_dir(out_dir) as staging:
-        for item in checkpoint.iterdir():
-            if item.is_file() and not TRAINING_STATE.match(item.name):
-                shutil.copy2(item, staging / item.name)
+        if kind == "full":
+            for item in checkpoint.iterdir():
+                # A run folder's own records name paths of this machine; the card holds
+                # what of them shaped the model.
+                private = TRAINING_STATE.match(item.name) or item.name in RUN_RECORDS
+                if item.is_file() and not private:
+                    shutil.copy2(item, staging / item.name)
+        else:
+            has_tokenizer = copy_side_files(checkpoint, staging)
+            if merge:
+                write_merged(checkpoint, staging, has_tokenizer=has_tokenizer)
+            else:
+                write_adapter(checkpoint, kind, staging, base_id)
         for name in (CURVE_FILE, METRICS_FILE):
             if (run_dir / name).exists():
                 shutil.copy2(run_dir / name, staging / name)
         card.save(staging / "README.md")
-    _check_loads(out_dir)
+        # Checked before the folder replaces out_dir: a folder that fails is never left
+        # behind to be uploaded by hand.
+        if kind == "full":
+            _check_loads(staging, out_dir)
+        else:
+            base = None if merge else recorded_base(checkpoint, kind)
+            check_matches_checkpoint(staging, checkpoint, base, shown=out_dir)
     return out_dir
 
 
-def _check_loads(folder: Path) -> None:
+def _check_loads(folder: Path, shown: Path) -> None:
+    """Full weights in ``folder`` (to become ``shown``) load as a masked LM."""
     from transformers import AutoModelForMaskedLM
     from transformers.utils import logging as hf_logging
+
+    from cdsbias.scoring.loading import progress_bars
 
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        AutoModelForMaskedLM.from_pretrained(folder)
+        with progress_bars(False):
+            AutoModelForMaskedLM.from_pretrained(folder)
     except (OSError, ValueError) as exc:
-        raise CdsbiasError(f"The folder {folder} does not load as a masked LM: {exc}") from None
+        raise CdsbiasError(f"The folder {shown} does not load as a masked LM: {exc}") from None
     finally:
         hf_logging.set_verbosity(previous)
 

@@ -226,6 +226,18 @@ def real_vocab_bert(tmp_path_factory) -> Path:
     return build_bert(tmp_path_factory.mktemp("realvocab") / "bert", vocab_file=vocab, seed=7)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models gain nothing from intra-op threads on a busy 2-core machine (for modules
+    that train: ``pytestmark = pytest.mark.usefixtures("one_thread")``)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():

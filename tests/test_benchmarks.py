@@ -203,6 +203,7 @@ def test_defaults_apply_only_where_an_option_exists():
 OUTSIDE = [
     "cdsbias/train",
     "cdsbias/publish.py",
+    "cdsbias/publish_adapters.py",
     "cdsbias/compare.py",
     "cdsbias/runs.py",
     "cdsbias/commands",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from tests_helpers import METHODS, SMOKE, fine_tune, overrides, small_becpro
 
-from cdsbias.benchmarks.becpro_data import generate_english
 from cdsbias.cli import main as cli
 from cdsbias.testing import tiny_masked_lm
 from cdsbias.train.callback import read_points
@@ -20,60 +20,21 @@ from cdsbias.train.config import load_recipe
 from cdsbias.train.run import RUN_INFO_FILE, build_model, run
 from cdsbias.train.run import main as train_main
 
-REPO = Path(__file__).resolve().parents[1]
-SMOKE = REPO / "recipes" / "smoke.yaml"
 # The smoke recipe's from-scratch keys warn when a saved model is fine-tuned instead.
-pytestmark = pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads on a busy 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape"),
+    pytest.mark.usefixtures("one_thread"),
+]
 
 
 @pytest.fixture(scope="module")
 def becpro(tmp_path_factory) -> Path:
-    """Two professions per group of the packaged BEC-Pro (540 rows): fast to score."""
-    rows = generate_english()
-    keep = rows.groupby("Prof_Gender")["Profession"].transform(
-        lambda s: s.isin(s.drop_duplicates().head(2))
-    )
-    path = tmp_path_factory.mktemp("becpro") / "becpro_small.tsv"
-    rows[keep].to_csv(path, sep="\t")
-    return path
+    return small_becpro(tmp_path_factory.mktemp("becpro"))
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     return tiny_masked_lm("bert", tmp_path_factory.mktemp("base") / "bert")
-
-
-def overrides(out: Path, becpro: Path, *extra: str) -> list[str]:
-    return [
-        f"output_dir={out}", "dataset=occupations", "occupation_sentences=200",
-        "max_steps=2", "save_steps=2", "bias_eval_at_start=false", "bias_n_resamples=50",
-        f"bias_benchmarks={{becpro: {{data_file: {becpro}}}}}", *extra,
-    ]  # fmt: skip
-
-
-def fine_tune(out: Path, becpro: Path, base: Path, *extra: str) -> Path:
-    recipe = load_recipe(SMOKE, overrides(out, becpro, "init_from_scratch=false",
-                                          f"model_name_or_path={base}", *extra))  # fmt: skip
-    return run(recipe)
-
-
-METHODS = {
-    "lora": ["peft_method=lora", "max_steps=4", "lora_r=4", "hidden_dropout_prob=0.2",
-             "attention_probs_dropout_prob=0.15"],
-    "adapter": ["peft_method=adapter", "max_steps=4", "cds_mode=cda",
-                "adapter_reduction_factor=4"],
-    "partial": ["trainable_parameters=[bert.encoder.layer.1.*, cls.predictions.transform.*]",
-                "max_steps=4"],
-}  # fmt: skip
 
 
 def method_of(out: Path) -> dict:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_helpers import kill_after_checkpoint
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.callback import read_points
@@ -261,6 +258,20 @@ def test_publish_dry_run_builds_the_exact_folder(smoke_run, capsys):
     assert "model_config" in card  # from scratch: the architecture did shape it
 
 
+def test_publishing_a_run_folder_uploads_no_record_of_this_machine(smoke_run, tmp_path):
+    from cdsbias.cli import main
+
+    out = smoke_run[0]
+    target = tmp_path / "upload"
+    assert main(["publish", str(out), "--repo-id", "org/x", "--dry-run", "--out", str(target)]) == 0
+    names = {p.name for p in target.iterdir()}
+    assert "model.safetensors" in names and "README.md" in names
+    assert not names & {"recipe.yaml", "run_info.json", "trainer_state.json"}
+    for path in target.iterdir():
+        if path.suffix in (".json", ".md", ".jsonl", ".yaml", ".txt"):
+            assert str(out) not in path.read_text(encoding="utf-8"), path.name
+
+
 def test_publish_upload_failure_keeps_the_folder(smoke_run, capsys, monkeypatch):
     from cdsbias.cli import main
 
@@ -290,18 +301,7 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, shared_data):
     assert train_main(smoke_args(shared_data, full, *common)) == 0
 
     killed = tmp_path / "killed"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, str(REPO / "train.py"), *smoke_args(shared_data, killed, *common)],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.time() + 300
-    while not (killed / "checkpoint-2" / "trainer_state.json").exists():
-        assert process.poll() is None, "the run ended before it could be killed"
-        assert time.time() < deadline
-        time.sleep(0.02)
-    process.send_signal(signal.SIGKILL)
-    assert process.wait() == -signal.SIGKILL
+    kill_after_checkpoint(smoke_args(shared_data, killed, *common), killed, step=2)
     assert not (killed / "checkpoint-6").exists()
 
     assert train_main(smoke_args(shared_data, killed, *common, "resume_from_checkpoint=true")) == 0

@@ -20,3 +20,75 @@ def save_bare_encoder(folder: Path, config_cls, model_cls) -> Path:
     model_cls(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+# ------------------------------------------------------------------ smoke runs of each method
+SMOKE = Path(__file__).resolve().parents[1] / "recipes" / "smoke.yaml"
+#: Recipe keys of a short smoke run per training method (on top of :func:`overrides`).
+METHODS = {
+    "lora": ["peft_method=lora", "max_steps=4", "lora_r=4", "hidden_dropout_prob=0.2",
+             "attention_probs_dropout_prob=0.15"],
+    "adapter": ["peft_method=adapter", "max_steps=4", "cds_mode=cda",
+                "adapter_reduction_factor=4"],
+    "partial": ["trainable_parameters=[bert.encoder.layer.1.*, cls.predictions.transform.*]",
+                "max_steps=4"],
+}  # fmt: skip
+
+
+def small_becpro(folder: Path) -> Path:
+    """Two professions per group of the packaged BEC-Pro (540 rows): fast to score."""
+    from cdsbias.benchmarks.becpro_data import generate_english
+
+    rows = generate_english()
+    keep = rows.groupby("Prof_Gender")["Profession"].transform(
+        lambda s: s.isin(s.drop_duplicates().head(2))
+    )
+    path = folder / "becpro_small.tsv"
+    rows[keep].to_csv(path, sep="\t")
+    return path
+
+
+def overrides(out: Path, becpro: Path, *extra: str) -> list[str]:
+    """Smoke-recipe keys of a 2-step run on generated sentences, scored on ``becpro``."""
+    return [
+        f"output_dir={out}", "dataset=occupations", "occupation_sentences=200",
+        "max_steps=2", "save_steps=2", "bias_eval_at_start=false", "bias_n_resamples=50",
+        f"bias_benchmarks={{becpro: {{data_file: {becpro}}}}}", *extra,
+    ]  # fmt: skip
+
+
+def fine_tune(out: Path, becpro: Path, base: Path, *extra: str) -> Path:
+    """A smoke run that fine-tunes the saved model ``base`` (see :data:`METHODS`)."""
+    from cdsbias.train.config import load_recipe
+    from cdsbias.train.run import run
+
+    recipe = load_recipe(SMOKE, overrides(out, becpro, "init_from_scratch=false",
+                                          f"model_name_or_path={base}", *extra))  # fmt: skip
+    return run(recipe)
+
+
+# ------------------------------------------------------------------ resume after SIGKILL
+def kill_after_checkpoint(argv: list[str], run_dir: Path, step: int, timeout: float = 300) -> None:
+    """Runs ``train.py ARGV`` and SIGKILLs it as soon as ``checkpoint-STEP`` is complete.
+
+    Its ``trainer_state.json`` is the last file the Trainer writes into a checkpoint.
+    """
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, str(repo / "train.py"), *argv],
+        cwd=repo, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.time() + timeout
+    while not (run_dir / f"checkpoint-{step}" / "trainer_state.json").exists():
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.time() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL

@@ -11,8 +11,10 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "publish",
         help="write a model card with bias before/after and upload a checkpoint",
-        description="Builds the folder to upload (model, tokenizer, README.md model card, "
-        "bias curve) and uploads it with huggingface_hub.",
+        description="Builds the folder to upload (model or adapter, tokenizer, README.md "
+        "model card, bias curve), checks that it loads as trained, and uploads it with "
+        "huggingface_hub. A LoRA or bottleneck adapter run gives the adapter alone, naming "
+        "its base by hub id.",
     )
     parser.add_argument("checkpoint", type=Path, help="checkpoint-N folder or run output folder")
     parser.add_argument("--repo-id", required=True, help="hub repository, ORG/NAME")
@@ -20,6 +22,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="build the exact folder, upload nothing"
     )
+    parser.add_argument(
+        "--merge", action="store_true",
+        help="LoRA runs: merge the adapter into its base and upload full weights",
+    )  # fmt: skip
     parser.add_argument(
         "--out", type=Path,
         help="where to build the folder (default: RUN/publish/NAME)",
@@ -36,7 +42,7 @@ def run_publish(args: argparse.Namespace) -> int:
 
         raise CdsbiasError(f"{args.checkpoint} does not exist or is not a folder.")
     out = args.out or _run_dir(checkpoint) / "publish" / args.repo_id.split("/")[-1]
-    folder = build_folder(checkpoint, args.repo_id, out)
+    folder = build_folder(checkpoint, args.repo_id, out, merge=args.merge)
     print(f"model card: {folder / 'README.md'}")
     if args.dry_run:
         print(f"dry run: the folder that would be uploaded to {args.repo_id} is {folder}")

@@ -68,6 +68,7 @@ def load_masked_lm(
     dtype: Any = None,
     progress: bool = True,
     config_overrides: dict[str, Any] | None = None,
+    base_model: str | os.PathLike | None = None,
 ) -> tuple[Any, Any]:
     """Loads ``(model, tokenizer)`` for masked-LM scoring.
 
@@ -90,6 +91,8 @@ def load_masked_lm(
         progress: Show transformers' progress bars (downloads, "Loading weights").
         config_overrides: Config values to load the model with (e.g. training dropout);
             each must be a setting of the model's config.
+        base_model: For an adapter folder, the base to load it onto instead of the one its
+            config names (e.g. a local copy of that hub model); ignored for a model.
 
     Returns:
         The model in eval mode and its tokenizer.
@@ -101,12 +104,15 @@ def load_masked_lm(
     folder = Path(str(name_or_path))
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
     if (folder / PEFT_CONFIG).is_file() or (folder / BOTTLENECK_CONFIG).is_file():
-        return _load_adapter(folder, options)
+        return _load_adapter(folder, options, base_model)
     return _load_model(str(name_or_path), revision=revision, **options)
 
 
-def _load_adapter(folder: Path, options: dict[str, Any]) -> tuple[Any, Any]:
-    """An adapter folder: its base (named in its config), the adapter, the tokenizer."""
+def _load_adapter(
+    folder: Path, options: dict[str, Any], base_model: str | os.PathLike | None = None
+) -> tuple[Any, Any]:
+    """An adapter folder: its base (``base_model``, else named in its config), the adapter,
+    the tokenizer."""
     import json
 
     from transformers import AutoTokenizer
@@ -120,7 +126,10 @@ def _load_adapter(folder: Path, options: dict[str, Any]) -> tuple[Any, Any]:
     # A bottleneck training checkpoint holds the full weights it resumes from beside the
     # adapter; the adapter alone (e.g. copied or published) names its base.
     own_weights = not lora and (folder / "config.json").is_file()
-    base = str(folder) if own_weights else settings.get("base_model_name_or_path")
+    if base_model is not None:
+        base = str(base_model)
+    else:
+        base = str(folder) if own_weights else settings.get("base_model_name_or_path")
     if not base:
         raise CdsbiasError(
             f"The adapter in '{folder}' does not name its base model; set "
