@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-slow test-integration test-all lint format clean
+.PHONY: setup demo methods test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -43,6 +43,60 @@ demo: $(STAMP)
 	$(CDSBIAS) publish $(DEMO_DIR)/run --repo-id cdsbias-demo/bert-occupations-cds --dry-run
 	@echo "== 6/6 before / after"
 	$(CDSBIAS) report $(DEMO_DIR)/run
+
+# docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
+# base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every
+# 150 steps). Each recipe's learning rate is scaled x25, the demo's own ratio to
+# recipes/gap_cds.yaml (5e-4 vs 2e-5), since the recipes are tuned for bert-base.
+# Three more runs give the partial and adapter methods full fine-tuning's rate.
+# `make -j2 methods` runs two at a time, one thread each (about 10 min on 2 CPU cores).
+METHODS_DIR ?= $(DEMO_DIR)/methods
+METHOD_BUDGET = model_name_or_path=$(DEMO_DIR)/base dataset=occupations \
+	occupation_sentences=20000 occupation_seed=1 heldout_fraction=0.05 max_seq_length=32 \
+	max_steps=600 save_steps=150 save_total_limit=null per_device_train_batch_size=64 \
+	bias_eval_batch_size=256 bias_n_resamples=1000 warmup_steps=0.05 logging_steps=25 \
+	report_to=none seed=0 use_cpu=true dataloader_num_workers=0 overwrite_output_dir=true \
+	$(if $(DATA_MIRROR),bias_data_dir=$(DATA_MIRROR),)
+METHOD_RUNS = full-cds last-layer-cds lora-cds adapter-cda dropout full-cda \
+	last-layer-cds-5e-4 lora-cds-5e-4 adapter-cda-5e-4
+TRAIN_METHOD = OMP_NUM_THREADS=1 $(PY) train.py
+
+methods: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(METHOD_RUNS)))
+	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS)) --out $(METHODS_DIR)/comparison
+
+$(DEMO_DIR)/base/config.json: | $(STAMP)
+	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base
+
+$(METHODS_DIR)/full-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		output_dir=$(@D) run_name=full-cds
+$(METHODS_DIR)/last-layer-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds_last_layer.yaml $(METHOD_BUDGET) learning_rate=2.5e-3 \
+		'trainable_parameters=[bert.encoder.layer.1.*, cls.*, "!cls.predictions.decoder.weight"]' \
+		output_dir=$(@D) run_name=last-layer-cds
+$(METHODS_DIR)/lora-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=7.5e-3 \
+		output_dir=$(@D) run_name=lora-cds
+$(METHODS_DIR)/adapter-cda/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cda_adapter.yaml $(METHOD_BUDGET) learning_rate=2.5e-3 \
+		output_dir=$(@D) run_name=adapter-cda
+$(METHODS_DIR)/dropout/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_dropout.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		output_dir=$(@D) run_name=dropout
+$(METHODS_DIR)/full-cda/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=cda \
+		output_dir=$(@D) run_name=full-cda
+# Sensitivity: the partial and adapter methods at full fine-tuning's rate.
+$(METHODS_DIR)/last-layer-cds-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds_last_layer.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		'trainable_parameters=[bert.encoder.layer.1.*, cls.*, "!cls.predictions.decoder.weight"]' \
+		output_dir=$(@D) run_name=last-layer-cds-5e-4
+$(METHODS_DIR)/lora-cds-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		output_dir=$(@D) run_name=lora-cds-5e-4
+$(METHODS_DIR)/adapter-cda-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cda_adapter.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		output_dir=$(@D) run_name=adapter-cda-5e-4
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
