@@ -137,6 +137,30 @@ def test_lora_run_publishes_the_adapter_alone_naming_its_hub_base(
     assert torch.equal(mask_log_probs(model, tokenizer), expected)
 
 
+def test_a_published_adapter_repo_loads_by_its_hub_id(lora_run, base, tmp_path, monkeypatch):
+    """``cdsbias evaluate ORG/NAME`` of an adapter repo: no config.json, so the adapter's."""
+    import huggingface_hub
+
+    checkpoint, out = lora_run / "checkpoint-4", tmp_path / "published"
+    assert publish(checkpoint, out) == 0
+    hub = {"org/debiased": out}
+
+    def download(repo_id, filename, **_):
+        path = hub[repo_id] / filename
+        if not path.is_file():
+            raise huggingface_hub.errors.LocalEntryNotFoundError(f"no {filename}")
+        return str(path)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda repo_id, **_: hub[repo_id])
+    (tmp_path / HUB_BASE).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / HUB_BASE).symlink_to(base, target_is_directory=True)  # the base, "on the hub"
+    monkeypatch.chdir(tmp_path)
+    model, tokenizer = load_masked_lm("org/debiased", progress=False)
+    expected = mask_log_probs(*load_masked_lm(checkpoint, progress=False))
+    assert torch.equal(mask_log_probs(model, tokenizer), expected)
+
+
 def test_lora_merge_publishes_full_weights_that_score_as_the_adapter(lora_run, becpro, tmp_path):
     from transformers import AutoModelForMaskedLM
 

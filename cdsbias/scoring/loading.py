@@ -105,7 +105,34 @@ def load_masked_lm(
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
     if (folder / PEFT_CONFIG).is_file() or (folder / BOTTLENECK_CONFIG).is_file():
         return _load_adapter(folder, options, base_model)
-    return _load_model(str(name_or_path), revision=revision, **options)
+    try:
+        return _load_model(str(name_or_path), revision=revision, **options)
+    except CdsbiasError:
+        # A hub repository of an adapter (what `cdsbias publish` uploads for LoRA and
+        # bottleneck runs) has no config.json; look for an adapter only after a model
+        # failed, so loading a model costs no extra request.
+        snapshot = _hub_adapter_snapshot(str(name_or_path), revision)
+        if snapshot is None:
+            raise
+        return _load_adapter(snapshot, options, base_model)
+
+
+def _hub_adapter_snapshot(name: str, revision: str | None) -> Path | None:
+    """The local snapshot of hub repository ``name`` if it holds an adapter, else None."""
+    from cdsbias.hub import is_repo_id
+
+    if Path(name).exists() or not is_repo_id(name):
+        return None
+    from huggingface_hub import hf_hub_download, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    for config_file in (PEFT_CONFIG, BOTTLENECK_CONFIG):
+        try:
+            hf_hub_download(name, config_file, revision=revision)
+        except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError):
+            continue
+        return Path(snapshot_download(name, revision=revision))
+    return None
 
 
 def _load_adapter(
