@@ -152,6 +152,22 @@ def test_heldout_documents_are_the_first_and_never_trained_on(tmp_path, tokenize
     assert [row["input_ids"] for row in built.train] == encoded[6:]
 
 
+def test_shuffle_buffer_reorders_the_stream_the_same_way_for_a_seed(tmp_path, tokenizer):
+    files = write_corpus(tmp_path, "json", corpus_rows(40), shards=2)
+    cds = CDSConfig(cds_mode="none")
+
+    def examples(seed: int, buffer: int) -> list[list[int]]:
+        data = streaming_config(files, shuffle_buffer_size=buffer)
+        built = build_streaming_data(data, cds, tokenizer, seed=seed, stream=load_stream(data))
+        return [row["input_ids"] for row in built.train]
+
+    in_order = examples(0, 0)
+    shuffled = examples(0, 16)
+    assert shuffled != in_order and sorted(shuffled) == sorted(in_order)
+    assert examples(0, 16) == shuffled  # a resumed run replays the same order
+    assert examples(1, 16) != shuffled
+
+
 def test_chunks_are_full_blocks_of_the_concatenated_documents(tmp_path, tokenizer):
     rows = corpus_rows(16)
     files = write_corpus(tmp_path, "json", rows)
@@ -224,13 +240,18 @@ def bad_stream_cases(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
             ["heldout_documents=3", "dataset=json", f"data_files={good}", "text_column=body"],
             "heldout_documents applies to streaming: true",
         ),
+        "shuffle in memory": (
+            ["shuffle_buffer_size=100", "dataset=json", f"data_files={good}", "text_column=body"],
+            "shuffle_buffer_size applies to streaming: true",
+        ),
     }
 
 
 @pytest.mark.parametrize(
     "case",
     ["missing column", "empty corpus", "empty glob", "not utf-8", "no max_steps",
-     "heldout takes all", "heldout_fraction with streaming", "heldout_documents in memory"],
+     "heldout takes all", "heldout_fraction with streaming", "heldout_documents in memory",
+     "shuffle in memory"],
 )  # fmt: skip
 def test_bad_stream_is_one_error_line_and_keeps_an_earlier_run(tmp_path, capsys, case):
     overrides, message = bad_stream_cases(tmp_path)[case]
@@ -291,7 +312,7 @@ def test_every_file_kind_trains_streaming_and_not(tmp_path, kind, streaming):
 def test_streamed_run_resumed_after_sigkill_matches_uninterrupted_run(tmp_path):
     files = write_corpus(tmp_path / "corpus", "json", corpus_rows(80), shards=2)
     common = ["streaming=true", "heldout_documents=8", "text_unit=chunk", "max_steps=6",
-              "save_steps=2", "dataloader_num_workers=2"]  # fmt: skip
+              "save_steps=2", "dataloader_num_workers=2", "shuffle_buffer_size=16"]  # fmt: skip
     full = tmp_path / "full"
     assert train_main(stream_args(full, files, "json", *common)) == 0
 

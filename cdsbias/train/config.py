@@ -138,6 +138,14 @@ class DataConfig:
             "In memory, heldout_fraction chooses them instead."
         },
     )
+    shuffle_buffer_size: int = field(
+        default=0,
+        metadata={
+            "help": "Streaming only: shuffle the training stream through a buffer of N "
+            "documents (and the order of its files), seeded by seed and the epoch; 0 keeps "
+            "the stream's order. Larger mixes better and holds N documents in memory."
+        },
+    )
     text_unit: str = field(
         default="sentence",
         metadata={

@@ -103,6 +103,14 @@ def validate_corpus(data: DataConfig, source: dict[str, Any]) -> None:
         raise CdsbiasError(
             "heldout_documents applies to streaming: true; in memory set heldout_fraction."
         )
+    if not data.streaming and data.shuffle_buffer_size:
+        raise CdsbiasError(
+            "shuffle_buffer_size applies to streaming: true; in memory the Trainer shuffles "
+            "every epoch."
+        )
+    if data.shuffle_buffer_size < 0:
+        size = data.shuffle_buffer_size
+        raise CdsbiasError(f"shuffle_buffer_size must be 0 or more, got {size}.")
     if data.heldout_documents is not None and data.heldout_documents < 0:
         raise CdsbiasError(f"heldout_documents must be 0 or more, got {data.heldout_documents}.")
 

@@ -6,6 +6,8 @@ as the Trainer draws batches, in its dataloader workers (``dataloader_num_worker
 
 * **Held-out text.** The first ``heldout_documents`` documents of the stream are read once,
   kept in memory (they are few) and never trained on; training skips them.
+* **Order.** The stream's own order, or with ``shuffle_buffer_size`` a seeded buffer
+  shuffle (``IterableDataset.shuffle``, which also shuffles the order of the files).
 * **Several processes.** The Trainer hands the stream to Accelerate, which (by default,
   ``dispatch_batches``) reads it on the main process and sends each process its own slice
   of every global batch: no example is trained on twice, the union of the examples seen is
@@ -142,6 +144,10 @@ def build_streaming_data(
         heldout = heldout_set(datasets.Dataset.from_dict(documents), data, tokenizer, seed=seed)
         stream = stream.skip(n_heldout)
     columns = _column_names(stream)
+    if data.shuffle_buffer_size:
+        # Deterministic for a seed and epoch (the Trainer sets the epoch), so a resumed
+        # run replays the same order.
+        stream = stream.shuffle(seed=seed, buffer_size=data.shuffle_buffer_size)
     has_ids = "id" in columns and column != "id"
     mapper = None
     if cds.cds_mode != "none":
