@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.hub import is_repo_id
-
-if TYPE_CHECKING:
-    from cdsbias.train.config import DataConfig
 
 __all__ = [
     "BUILTIN_CORPORA",
@@ -59,8 +56,14 @@ def corpus_kinds(dataset: str) -> tuple[str, ...]:
     return ("local",) if dataset in LOCAL_BUILDERS else ("hub",)
 
 
-def validate_corpus(data: DataConfig, source: dict[str, Any]) -> None:
-    """Conflicting or missing corpus keys; checks file names, never reads the data."""
+def validate_corpus(data: Any, source: dict[str, Any]) -> None:
+    """Conflicting or missing corpus keys; checks file names, never reads the data.
+
+    Args:
+        data: The recipe's :class:`~cdsbias.train.config.DataConfig` (not imported here:
+            config.py imports this module).
+        source: The recipe's keys as given (YAML and overrides).
+    """
     from cdsbias.cds.corpus_io import expand_inputs
 
     if not data.dataset:
@@ -123,8 +126,10 @@ _KIND_NAMES = {
 }
 
 
-def open_corpus(data: DataConfig, *, streaming: bool) -> Any:
+def open_corpus(data: Any, *, streaming: bool) -> Any:
     """A hub dataset or local files (not a built-in corpus), every column, text checked.
+
+    ``data`` is the recipe's :class:`~cdsbias.train.config.DataConfig`.
 
     Through :func:`cdsbias.cds.corpus_io.load_corpus` (a ``Dataset``) or, when
     ``streaming``, :func:`~cdsbias.cds.corpus_io.stream_corpus` (an ``IterableDataset``).
