@@ -23,7 +23,8 @@ from cdsbias.bottleneck import (
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
 from cdsbias.testing import ARCHITECTURES, tiny_masked_lm
-from cdsbias.train.config import card_recipe, load_recipe
+from cdsbias.train.card_recipe import card_recipe
+from cdsbias.train.config import load_recipe
 from cdsbias.train.methods import (
     DEFAULT_LORA_TARGETS,
     MethodConfig,

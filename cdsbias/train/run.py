@@ -16,7 +16,8 @@ import yaml
 from cdsbias.errors import CdsbiasError
 from cdsbias.hub import hub_model_id
 from cdsbias.io import atomic_write_text
-from cdsbias.train.config import Recipe, card_recipe, load_recipe
+from cdsbias.train.card_recipe import card_recipe
+from cdsbias.train.config import Recipe, load_recipe
 from cdsbias.train.methods import (
     MethodConfig,
     apply_method,

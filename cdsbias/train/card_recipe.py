@@ -1,0 +1,72 @@
+"""Which recipe keys shaped a trained model: the recipe block of its model card.
+
+Paths and bookkeeping of this machine, the bias-evaluation settings (they measure the
+model, they do not shape it), keys that do not apply to the run's corpus or method, and
+the from-scratch keys of a fine-tuned model are left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdsbias.train.config import SCRATCH_KEYS
+from cdsbias.train.corpus_keys import _CORPUS_KEYS, corpus_kinds, is_local_dataset
+from cdsbias.train.methods import unused_method_keys
+
+#: Keys that describe this machine or the run's bookkeeping, not the trained model.
+LOCAL_KEYS = frozenset(
+    {
+        "output_dir",
+        "data_dir",
+        "data_files",
+        "bias_data_dir",
+        "logging_dir",
+        "overwrite_output_dir",
+        "resume_from_checkpoint",
+        "report_to",
+        "run_name",
+        "hub_token",
+        "hub_model_id",
+        "push_to_hub",
+        "save_total_limit",
+        "logging_steps",
+        "save_steps",
+        "save_strategy",
+        "dataloader_num_workers",
+        "use_cpu",
+        "preprocessing_num_workers",
+        "license",
+        "model_name_or_path",
+        "model_revision",
+    }
+)
+
+
+def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
+    """The recipe keys that shaped the published model (for its card).
+
+    Drops paths and bookkeeping of this machine, the bias-evaluation settings (they
+    measure the model, they do not shape it) and the from-scratch keys of a model that
+    was fine-tuned; the base model is named in the card's metadata instead.
+    """
+    kinds = corpus_kinds(str(effective.get("dataset", "gap")))
+    unused = {key for key, shapes in _CORPUS_KEYS.items() if not set(kinds) & set(shapes)}
+    if kinds == ("occupations",):
+        unused.add("max_documents")  # it cuts GAP and the other corpora only
+    if kinds == ("hub",) and is_local_dataset(str(effective["dataset"])):
+        unused.add("dataset")  # a local dataset folder: a path of this machine
+    if effective.get("streaming"):
+        unused.add("heldout_fraction")  # heldout_documents chooses the held-out text
+    if (effective.get("max_steps") or 0) > 0:
+        unused.add("num_train_epochs")  # max_steps decides the length of training
+    unused |= unused_method_keys(effective)  # e.g. LoRA settings of a run without LoRA
+    shown = {}
+    for key, value in effective.items():
+        if key in LOCAL_KEYS or key in unused or value is None:
+            continue
+        if key.startswith("bias_") or key.startswith("n_"):
+            continue
+        if key in SCRATCH_KEYS and not effective.get("init_from_scratch"):
+            continue
+        shown[key] = value
+    return shown
