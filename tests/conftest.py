@@ -243,3 +243,44 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"shared data folder {SHARED_DATA} is absent")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def zoo(tmp_path_factory) -> dict[str, Path]:
+    """A tiny masked LM of every supported architecture (``cdsbias.testing``), built once."""
+    from cdsbias.testing import ARCHITECTURES, tiny_masked_lm
+
+    root = tmp_path_factory.mktemp("zoo")
+    return {name: tiny_masked_lm(name, root / name) for name in ARCHITECTURES}
+
+
+@pytest.fixture(scope="session")
+def becpro(tmp_path_factory) -> Path:
+    """A 540-row BEC-Pro file (two professions per group): fast for training runs."""
+    from tests_helpers import small_becpro
+
+    return small_becpro(tmp_path_factory.mktemp("becpro"))
+
+
+@pytest.fixture(scope="session")
+def base(tmp_path_factory) -> Path:
+    """The tiny BERT that the method and publishing tests fine-tune."""
+    from cdsbias.testing import tiny_masked_lm
+
+    return tiny_masked_lm("bert", tmp_path_factory.mktemp("base") / "bert")
+
+
+@pytest.fixture(scope="module")
+def lora_run(tmp_path_factory, becpro, base) -> Path:
+    """A 4-step LoRA smoke run of ``base`` (a module may override ``base``)."""
+    from tests_helpers import METHODS, fine_tune
+
+    return fine_tune(tmp_path_factory.mktemp("lora") / "run", becpro, base, *METHODS["lora"])
+
+
+@pytest.fixture(scope="module")
+def adapter_run(tmp_path_factory, becpro, base) -> Path:
+    """A 4-step bottleneck-adapter smoke run of ``base`` (a module may override ``base``)."""
+    from tests_helpers import METHODS, fine_tune
+
+    return fine_tune(tmp_path_factory.mktemp("adapter") / "run", becpro, base, *METHODS["adapter"])

@@ -44,23 +44,9 @@ SENTENCES = [
     "[MASK] applied for the position of director of religious activities.",
     "My dad, the judge, had a good day at work. My [MASK] wants to become a taper.",
 ]
+# Tiny models gain nothing from intra-op threads on a busy 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_thread")
 TARGETS = ["He", "man", "brother", "She", "sister"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine two
-    spinning torch threads make every forward pass ~20x slower."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def zoo(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("architectures")
-    return {name: tiny_masked_lm(name, root / name) for name in ARCHITECTURES}
 
 
 @pytest.fixture(scope="module")

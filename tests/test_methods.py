@@ -22,7 +22,7 @@ from cdsbias.bottleneck import (
 )
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
-from cdsbias.testing import ARCHITECTURES, tiny_masked_lm
+from cdsbias.testing import ARCHITECTURES
 from cdsbias.train.card_recipe import card_recipe
 from cdsbias.train.config import load_recipe
 from cdsbias.train.methods import (
@@ -42,22 +42,9 @@ SENTENCES = [
     "My [MASK] works as a roofer.",
     "This [MASK] is a taper.",
 ]
+# Tiny models gain nothing from intra-op threads on a busy 2-core machine.
+pytestmark = pytest.mark.usefixtures("one_thread")
 TARGETS = ["she", "brother", "woman"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from intra-op threads on a busy 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
-@pytest.fixture(scope="module")
-def zoo(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("methods-zoo")
-    return {name: tiny_masked_lm(name, root / name) for name in ARCHITECTURES}
 
 
 def scores(model, tokenizer) -> torch.Tensor:

@@ -11,10 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
-from tests_helpers import METHODS, SMOKE, fine_tune, overrides, small_becpro
+from tests_helpers import METHODS, SMOKE, fine_tune, overrides
 
 from cdsbias.cli import main as cli
-from cdsbias.testing import tiny_masked_lm
 from cdsbias.train.callback import read_points
 from cdsbias.train.config import load_recipe
 from cdsbias.train.run import RUN_INFO_FILE, build_model, run
@@ -25,16 +24,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape"),
     pytest.mark.usefixtures("one_thread"),
 ]
-
-
-@pytest.fixture(scope="module")
-def becpro(tmp_path_factory) -> Path:
-    return small_becpro(tmp_path_factory.mktemp("becpro"))
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Path:
-    return tiny_masked_lm("bert", tmp_path_factory.mktemp("base") / "bert")
 
 
 def method_of(out: Path) -> dict:
@@ -86,14 +75,6 @@ def test_partial_fine_tuning_changes_only_the_trainable_weights(tmp_path, becpro
 
 
 # ------------------------------------------------------------------ LoRA and bottleneck runs
-@pytest.fixture(scope="module")
-def lora_run(tmp_path_factory, becpro, base) -> Path:
-    return fine_tune(tmp_path_factory.mktemp("lora") / "run", becpro, base, *METHODS["lora"])
-
-
-@pytest.fixture(scope="module")
-def adapter_run(tmp_path_factory, becpro, base) -> Path:
-    return fine_tune(tmp_path_factory.mktemp("adapter") / "run", becpro, base, *METHODS["adapter"])
 
 
 def test_lora_checkpoints_hold_the_adapter_and_evaluate_like_the_callback(

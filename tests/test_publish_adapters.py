@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 from huggingface_hub import ModelCard
-from tests_helpers import METHODS, fine_tune, small_becpro
+from tests_helpers import METHODS, fine_tune
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
@@ -33,27 +33,12 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def becpro(tmp_path_factory) -> Path:
-    return small_becpro(tmp_path_factory.mktemp("becpro"))
-
-
-@pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """A local base that names its hub origin, as a folder saved from a hub model does."""
     folder = tiny_masked_lm("bert", tmp_path_factory.mktemp("base") / "bert")
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "_name_or_path": HUB_BASE}))
     return folder
-
-
-@pytest.fixture(scope="module")
-def lora_run(tmp_path_factory, becpro, base) -> Path:
-    return fine_tune(tmp_path_factory.mktemp("lora") / "run", becpro, base, *METHODS["lora"])
-
-
-@pytest.fixture(scope="module")
-def adapter_run(tmp_path_factory, becpro, base) -> Path:
-    return fine_tune(tmp_path_factory.mktemp("adapter") / "run", becpro, base, *METHODS["adapter"])
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests_helpers import kill_after_checkpoint
+from tests_helpers import assert_same_points, kill_after_checkpoint
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.callback import read_points
@@ -305,9 +305,4 @@ def test_resume_after_sigkill_matches_uninterrupted_run(tmp_path, shared_data):
     assert not (killed / "checkpoint-6").exists()
 
     assert train_main(smoke_args(shared_data, killed, *common, "resume_from_checkpoint=true")) == 0
-    full_points, resumed_points = read_points(full), read_points(killed)
-    assert [p["step"] for p in resumed_points] == [p["step"] for p in full_points] == [0, 2, 4, 6]
-    for a, b in zip(full_points, resumed_points):
-        assert b["heldout_loss"] == pytest.approx(a["heldout_loss"], abs=1e-5)
-        for key, value in a["benchmarks"]["becpro"]["metrics"].items():
-            assert b["benchmarks"]["becpro"]["metrics"][key] == pytest.approx(value, abs=1e-5)
+    assert_same_points(full, killed, [0, 2, 4, 6])

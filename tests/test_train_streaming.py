@@ -14,7 +14,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from tests_helpers import kill_after_checkpoint
+from tests_helpers import assert_same_points, kill_after_checkpoint
 
 from cdsbias.cli import main as cli_main
 from cdsbias.errors import CdsbiasError
@@ -322,12 +322,7 @@ def test_streamed_run_resumed_after_sigkill_matches_uninterrupted_run(tmp_path):
 
     resumed = stream_args(killed, files, "json", *common, "resume_from_checkpoint=true")
     assert train_main(resumed) == 0
-    full_points, resumed_points = read_points(full), read_points(killed)
-    assert [p["step"] for p in resumed_points] == [p["step"] for p in full_points] == [0, 2, 4, 6]
-    for a, b in zip(full_points, resumed_points):
-        assert b["heldout_loss"] == pytest.approx(a["heldout_loss"], abs=1e-5)
-        for key, value in a["benchmarks"]["becpro"]["metrics"].items():
-            assert b["benchmarks"]["becpro"]["metrics"][key] == pytest.approx(value, abs=1e-5)
+    assert_same_points(full, killed, [0, 2, 4, 6])
 
 
 @pytest.mark.integration

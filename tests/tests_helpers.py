@@ -92,3 +92,17 @@ def kill_after_checkpoint(argv: list[str], run_dir: Path, step: int, timeout: fl
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     assert process.wait() == -signal.SIGKILL
+
+
+def assert_same_points(full: Path, resumed: Path, steps: list[int], tolerance: float = 1e-5):
+    """Two runs evaluated the same steps to the same held-out loss and BEC-Pro metrics."""
+    import pytest
+
+    from cdsbias.train.points import read_points
+
+    full_points, resumed_points = read_points(full), read_points(resumed)
+    assert [p["step"] for p in resumed_points] == [p["step"] for p in full_points] == steps
+    for a, b in zip(full_points, resumed_points, strict=True):
+        assert b["heldout_loss"] == pytest.approx(a["heldout_loss"], abs=tolerance)
+        for key, value in a["benchmarks"]["becpro"]["metrics"].items():
+            assert b["benchmarks"]["becpro"]["metrics"][key] == pytest.approx(value, abs=tolerance)
