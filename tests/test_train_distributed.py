@@ -63,3 +63,29 @@ def test_two_processes_equal_one(tmp_path, shared_data):
             gathered["association"], single["association"], atol=1e-6, rtol=0
         )
         np.testing.assert_allclose(gathered["p_tm"], single["p_tm"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["lora", "adapter"])
+def test_adapter_methods_train_on_two_processes(tmp_path, shared_data, zoo, method):
+    """peft LoRA and the bottleneck adapter under DDP: the callback's gathered rows equal
+    one-process scoring of the saved adapter checkpoint."""
+    from cdsbias.scoring import load_masked_lm
+
+    out = tmp_path / "run"
+    args = [
+        "recipes/smoke.yaml", "init_from_scratch=false", f"model_name_or_path={zoo['bert']}",
+        f"peft_method={method}", f"data_dir={shared_data}", f"bias_data_dir={shared_data}",
+        "max_steps=4", "save_steps=4", "bias_eval_at_start=false", "report_to=none",
+        "use_cpu=true", f"output_dir={out}",
+    ]  # fmt: skip
+    done = subprocess.run(
+        [*launcher(), "train.py", *args], cwd=REPO, capture_output=True, text=True,
+        timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [p["step"] for p in read_points(out)] == [4]
+    gathered = pd.read_csv(out / "bias" / "step-4" / "becpro" / "rows.tsv", sep="\t")
+    model, tokenizer = load_masked_lm(out / "checkpoint-4", progress=False)
+    single = BecPro().score(MaskedLMScorer(model, tokenizer, batch_size=128), BecPro().load())
+    assert gathered["Sentence"].tolist() == single["Sentence"].tolist()
+    np.testing.assert_allclose(gathered["association"], single["association"], atol=1e-6, rtol=0)
