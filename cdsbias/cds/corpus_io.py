@@ -208,7 +208,10 @@ def _open(
                 "(a local folder works offline)"
             ) from None
         if not streaming and isinstance(corpus, datasets.IterableDataset):
-            raise CdsbiasError(f"dataset '{dataset}' is streaming-only; save it locally first")
+            raise CdsbiasError(
+                f"dataset '{dataset}' can only be streamed: train on it with streaming: true, "
+                "or save it locally first"
+            )
         return corpus, dataset
     inferred, files = expand_inputs(inputs)
     if builder is not None and inferred != builder:

@@ -1,4 +1,4 @@
-"""Training examples from documents: sentences, whole documents, or packed token blocks.
+"""Training examples from documents: one per sentence, or packed blocks of tokens.
 
 Shared by the in-memory (:mod:`cdsbias.train.data`) and the streaming
 (:mod:`cdsbias.train.streaming`) pipelines, so both cut and tokenize text the same way.
