@@ -14,8 +14,8 @@ import torch
 from tests_helpers import METHODS, SMOKE, fine_tune, overrides
 
 from cdsbias.cli import main as cli
-from cdsbias.train.callback import read_points
 from cdsbias.train.config import load_recipe
+from cdsbias.train.points import read_points
 from cdsbias.train.run import RUN_INFO_FILE, build_model, run
 from cdsbias.train.run import main as train_main
 

@@ -11,10 +11,10 @@ import pytest
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.occupations import occupational_sentences
-from cdsbias.train.callback import read_points
 from cdsbias.train.card_recipe import card_recipe
 from cdsbias.train.config import DataConfig, load_recipe
 from cdsbias.train.data import describe_corpus, load_documents
+from cdsbias.train.points import read_points
 from cdsbias.train.run import RUN_INFO_FILE
 from cdsbias.train.run import main as train_main
 

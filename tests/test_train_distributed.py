@@ -14,7 +14,7 @@ import pytest
 
 from cdsbias.benchmarks.becpro import BecPro
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.train.callback import read_points
+from cdsbias.train.points import read_points
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]

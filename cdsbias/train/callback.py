@@ -31,27 +31,7 @@ from transformers.trainer_utils import unwrap_peft_model
 from cdsbias.benchmarks import Benchmark, BenchmarkResult, to_json, write_result
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_write_text
-from cdsbias.train.points import (
-    CURVE_FILE,
-    METRICS_FILE,
-    before_after,
-    draw_curve,
-    headline_of,
-    read_points,
-)
-
-# The run-folder readers live in cdsbias.train.points (no transformers import) for
-# report and compare; they are re-exported here for the callback's existing users.
-__all__ = [
-    "CURVE_FILE",
-    "METRICS_FILE",
-    "BiasEvalCallback",
-    "before_after",
-    "draw_curve",
-    "headline_of",
-    "read_points",
-    "record",
-]
+from cdsbias.train.points import CURVE_FILE, METRICS_FILE, draw_curve, read_points
 
 
 def _dist() -> tuple[int, int]:

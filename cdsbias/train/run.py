@@ -194,7 +194,7 @@ def run(recipe: Recipe) -> Path:
     from transformers import Trainer, set_seed
     from transformers.utils import logging as hf_logging
 
-    from cdsbias.train.callback import CURVE_FILE, METRICS_FILE, BiasEvalCallback, read_points
+    from cdsbias.train.callback import BiasEvalCallback
     from cdsbias.train.data import (
         EpochCallback,
         MLMCollator,
@@ -202,6 +202,7 @@ def run(recipe: Recipe) -> Path:
         load_documents,
     )
     from cdsbias.train.method_callbacks import TrainBeginCallback, method_callbacks
+    from cdsbias.train.points import CURVE_FILE, METRICS_FILE, read_points
     from cdsbias.train.streaming import build_streaming_data, load_stream
 
     training = recipe.training
@@ -306,7 +307,7 @@ def _log_recipe_to_trackers(recipe: Recipe, method: dict[str, Any] | None = None
 def _before_after(points: list[dict[str, Any]]) -> str:
     """Each benchmark's headline metrics and the held-out loss, first vs last point."""
     from cdsbias.benchmarks import format_value
-    from cdsbias.train.callback import before_after
+    from cdsbias.train.points import before_after
 
     if len(points) < 1:
         return "no bias evaluation was recorded"
