@@ -148,8 +148,15 @@ def load_corpus(
     text_column: str = "text",
     builder: str | None = None,
     text_option: str = "--text-column",
+    streaming: bool = False,
 ) -> Any:
-    """Loads a corpus as a ``datasets.Dataset`` and checks its text column.
+    """Loads a corpus as a ``datasets.Dataset`` (or opens it as an ``IterableDataset``
+    when ``streaming``) and checks its text column.
+
+    A stream is checked as thoroughly before its first document is used: every
+    text/JSON/CSV file gets one pass over its raw bytes for UTF-8 (much cheaper than
+    parsing, so a bad byte deep in a large corpus fails the run before it starts, not
+    hours into it), and the text column is read from the first document.
 
     Args:
         inputs: Local files or globs of one kind (see ``INPUT_BUILDERS``).
@@ -161,15 +168,19 @@ def load_corpus(
             ``json``, ``csv`` or ``parquet``); default: the one their extension implies.
         text_option: How the caller's user names the text column setting, for errors
             (``--text-column`` on the command line, ``text_column`` in a recipe).
+        streaming: Open the corpus lazily; nothing is loaded into memory.
 
     Returns:
-        The documents, one row each.
+        The documents, one row each (all columns of the corpus).
 
     Raises:
         CdsbiasError: Missing or unreadable input, empty corpus, bad text column.
     """
-    corpus, source = _open(inputs, dataset, config, split, builder, streaming=False)
-    check_text_column(corpus, text_column, source, text_option)
+    corpus, source = _open(inputs, dataset, config, split, builder, streaming=streaming)
+    if streaming:
+        _check_first_document(corpus, source, text_column, text_option)
+    else:
+        check_text_column(corpus, text_column, source, text_option)
     return corpus
 
 
@@ -325,40 +336,18 @@ def write_corpus(corpus: Any, out: str | os.PathLike) -> None:
             corpus.to_parquet(str(tmp))
 
 
-def stream_corpus(
-    inputs: Sequence[str | os.PathLike] = (),
-    *,
-    dataset: str | None = None,
-    config: str | None = None,
-    split: str | None = None,
-    text_column: str = "text",
-    builder: str | None = None,
-    text_option: str = "--text-column",
-) -> Any:
-    """Opens a corpus as a ``datasets.IterableDataset``: nothing is loaded into memory.
-
-    The same inputs and checks as :func:`load_corpus`, done before the first document is
-    used: missing files and empty globs, a builder that does not match the files, empty
-    files, non-UTF-8 bytes (one pass over the raw bytes of every text/JSON/CSV file, much
-    cheaper than parsing them, so a bad byte deep in a large corpus fails the run before
-    it starts, not hours into it), and the text column, read from the first document.
-
-    Returns:
-        The stream of documents (all columns of the corpus).
-
-    Raises:
-        CdsbiasError: As :func:`load_corpus`.
-    """
+def _check_first_document(corpus: Any, source: Any, text_column: str, text_option: str) -> None:
+    """The stream's text column, read from its first document (a stream has no length and
+    may not know its columns before reading)."""
     import datasets
 
-    corpus, source = _open(inputs, dataset, config, split, builder, streaming=True)
     try:
         first = next(iter(corpus.take(1)), None)
     except (datasets.exceptions.DatasetsError, ValueError, StopIteration) as exc:
         if isinstance(source, list):
             kind = INPUT_BUILDERS[source[0].suffix.lower()]
             raise _read_error(kind, source, exc) from None
-        raise CdsbiasError(f"could not read dataset '{dataset}': {exc}") from None
+        raise CdsbiasError(f"could not read dataset '{source}': {exc}") from None
     if first is None:
         raise _empty_error(source)
     if text_column not in first:
@@ -371,4 +360,3 @@ def stream_corpus(
             f"column '{text_column}' holds {type(first[text_column]).__name__} values, not "
             f"text; choose a string column with {text_option}"
         )
-    return corpus

@@ -127,21 +127,21 @@ _KIND_NAMES = {
 
 
 def open_corpus(data: Any, *, streaming: bool) -> Any:
-    """A hub dataset or local files (not a built-in corpus), every column, text checked.
-
-    ``data`` is the recipe's :class:`~cdsbias.train.config.DataConfig`.
-
-    Through :func:`cdsbias.cds.corpus_io.load_corpus` (a ``Dataset``) or, when
-    ``streaming``, :func:`~cdsbias.cds.corpus_io.stream_corpus` (an ``IterableDataset``).
+    """A hub dataset or local files (not a built-in corpus), every column, text checked,
+    through :func:`cdsbias.cds.corpus_io.load_corpus`: a ``Dataset``, or an
+    ``IterableDataset`` when ``streaming``. ``data`` is the recipe's
+    :class:`~cdsbias.train.config.DataConfig`.
     """
-    from cdsbias.cds.corpus_io import load_corpus, stream_corpus
+    from cdsbias.cds.corpus_io import load_corpus
 
-    open_with = stream_corpus if streaming else load_corpus
-    common = {"text_column": data.text_column, "text_option": "text_column=NAME"}
+    common = {
+        "text_column": data.text_column, "text_option": "text_column=NAME",
+        "streaming": streaming,
+    }  # fmt: skip
     if corpus_kinds(data.dataset) == ("local",):
         if not data.data_files:
             raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
-        return open_with(data.data_files, builder=data.dataset, **common)
-    return open_with(
+        return load_corpus(data.data_files, builder=data.dataset, **common)
+    return load_corpus(
         dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split, **common
     )

@@ -46,7 +46,7 @@ def load_stream(data: DataConfig) -> Any:
     touches its output folder.
 
     Raises:
-        CdsbiasError: As :func:`cdsbias.cds.corpus_io.stream_corpus`.
+        CdsbiasError: As :func:`cdsbias.cds.corpus_io.load_corpus`.
     """
     from cdsbias.train.data import load_documents
 
