@@ -51,11 +51,11 @@ def load_stream(data: DataConfig) -> Any:
     from cdsbias.train.data import load_documents
 
     if data.dataset in BUILTIN_CORPORA:
-        corpus = load_documents(data).to_iterable_dataset()
+        corpus = load_documents(data).to_iterable_dataset()  # max_documents applied there
     else:
         corpus = open_corpus(data, streaming=True)
-    if data.max_documents is not None and data.dataset not in BUILTIN_CORPORA:
-        corpus = corpus.take(data.max_documents)
+        if data.max_documents is not None:
+            corpus = corpus.take(data.max_documents)
     n_heldout = heldout_size(data)
     if n_heldout:  # reads only the held-out documents and one more
         documents = sum(1 for _ in itertools.islice(iter(corpus), n_heldout + 1))
@@ -136,6 +136,7 @@ def build_streaming_data(
     from cdsbias.train.data import TrainingData, counterfactual_mapper, heldout_set
 
     column = text_column_of(data)
+    columns = _column_names(stream)  # before skipping: reads at most the first document
     n_heldout = heldout_size(data)
     heldout = None
     if n_heldout:
@@ -143,7 +144,6 @@ def build_streaming_data(
         documents = _documents({k: [row[k] for row in rows] for k in rows[0]}, column)
         heldout = heldout_set(datasets.Dataset.from_dict(documents), data, tokenizer, seed=seed)
         stream = stream.skip(n_heldout)
-    columns = _column_names(stream)
     if data.shuffle_buffer_size:
         # Deterministic for a seed and epoch (the Trainer sets the epoch), so a resumed
         # run replays the same order.
