@@ -292,3 +292,11 @@ def test_listing_commands_stays_light():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_unreadable_weights_header_counts_as_unknown_with_a_warning(tmp_path):
+    from cdsbias.runs import count_saved_parameters
+
+    (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.warns(UserWarning, match="cannot read the weights header"):
+        assert count_saved_parameters(tmp_path) is None
