@@ -145,7 +145,7 @@ def build_model(
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.scoring import load_masked_lm
-    from cdsbias.train.streaming import tokenizer_texts
+    from cdsbias.train.streaming import load_stream, tokenizer_texts
     from cdsbias.wordpiece import train_wordpiece
 
     model_cfg, method = recipe.model, recipe.method
@@ -158,11 +158,12 @@ def build_model(
         overrides = _dropout_of(name, revision, method)
         model, tokenizer = load_masked_lm(name, revision=revision, config_overrides=overrides)
         return apply_method(model, method)[0], tokenizer
+    streaming = recipe.data.streaming
     if documents is None:
         from cdsbias.train.data import load_documents
 
-        documents = load_documents(recipe.data)
-    texts = tokenizer_texts(documents, recipe.data) if recipe.data.streaming else documents["text"]
+        documents = (load_stream if streaming else load_documents)(recipe.data)
+    texts = tokenizer_texts(documents, recipe.data) if streaming else documents["text"]
     tokenizer = train_wordpiece(texts, model_cfg.tokenizer_vocab_size)
     settings = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
                 "intermediate_size": 128, "max_position_embeddings": 512}  # fmt: skip
