@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "cdsbias.commands.demo_model",
     "cdsbias.commands.report",
     "cdsbias.commands.compare",
+    "cdsbias.commands.methods",
 )
 
 

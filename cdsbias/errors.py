@@ -14,6 +14,12 @@ class CdsbiasError(Exception):
     """
 
 
+def close_names(name: str, names: Iterable[str], *, n: int = 1, cutoff: float = 0.5) -> list[str]:
+    """The ``n`` names most like ``name`` (difflib ratio at least ``cutoff``), best first:
+    what every "did you mean" of the project suggests."""
+    return difflib.get_close_matches(name, list(names), n=n, cutoff=cutoff)
+
+
 def unknown_name_error(kind: str, name: str, available: Iterable[str]) -> CdsbiasError:
     """Builds the lm-evaluation-harness style error for a failed registry lookup.
 
@@ -26,6 +32,6 @@ def unknown_name_error(kind: str, name: str, available: Iterable[str]) -> Cdsbia
         An error reading ``Unknown benchmark 'x'. Did you mean 'y'? Available: a, b``.
     """
     names = sorted(available)
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    close = close_names(name, names)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     return CdsbiasError(f"Unknown {kind} '{name}'.{hint} Available: {', '.join(names)}")

@@ -39,7 +39,7 @@ FILES = 4
 
 def write_corpus(folder: Path, size_gb: float, seed: int = 0) -> Path:
     """Writes ``FILES`` text files totalling ``size_gb`` GB; returns the folder."""
-    from cdsbias.occupations import occupational_sentences
+    from cdsbias.data.occupations import occupational_sentences
 
     folder.mkdir(parents=True, exist_ok=True)
     pool = occupational_sentences(50_000, seed=seed)

@@ -23,8 +23,8 @@ import torch
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
-from cdsbias.probes import readable_token
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
+from cdsbias.scoring.probes import readable_token
 from cdsbias.testing import ARCHITECTURES, TOKENIZER_KINDS, WORDS, real_bert_vocab, tiny_masked_lm
 
 BYTE_LEVEL = ("roberta", "modernbert")

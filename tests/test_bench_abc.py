@@ -17,10 +17,10 @@ from conftest import ASSETS, build_bert
 from cdsbias.benchmarks import get_benchmark, list_benchmarks, write_result
 from cdsbias.benchmarks.abc import ABC
 from cdsbias.benchmarks.abc_data import read_abc_file
+from cdsbias.benchmarks.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import LanguageMismatchWarning
-from cdsbias.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 
 FIXTURES = ASSETS / "abc"
 DANISH = [

@@ -13,9 +13,9 @@ import torch
 from cdsbias.benchmarks import list_benchmarks
 from cdsbias.benchmarks.kurita import Kurita, bias_score
 from cdsbias.benchmarks.kurita_data import load_word_lists
+from cdsbias.benchmarks.stats import effect_size, permutation_p_value
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.stats import effect_size, permutation_p_value
 
 ASSETS = Path(__file__).parent / "assets" / "kurita"
 

@@ -202,10 +202,10 @@ def test_defaults_apply_only_where_an_option_exists():
 # Everything outside cdsbias/benchmarks/ goes through the interface, never a name.
 OUTSIDE = [
     "cdsbias/train",
-    "cdsbias/publish.py",
-    "cdsbias/publish_adapters.py",
-    "cdsbias/compare.py",
-    "cdsbias/runs.py",
+    "cdsbias/runs/publish.py",
+    "cdsbias/runs/published_folder.py",
+    "cdsbias/runs/compare.py",
+    "cdsbias/runs/summaries.py",
     "cdsbias/commands",
 ]
 

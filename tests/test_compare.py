@@ -15,9 +15,9 @@ import yaml
 from conftest import REPO
 
 from cdsbias.cli import main
-from cdsbias.compare import compare
-from cdsbias.runs import read_runs
-from cdsbias.train.points import before_after, read_points
+from cdsbias.runs.compare import compare
+from cdsbias.runs.points import before_after, read_points
+from cdsbias.runs.summaries import read_runs
 
 SMOKE = REPO / "recipes" / "smoke.yaml"
 # The smallest training that still evaluates twice (step 0 and step 2) with a held-out loss.
@@ -204,7 +204,7 @@ def test_reduction_follows_each_metrics_direction(tmp_path):
     assert float(lora_row["heldout_loss_increase_pct"]) == pytest.approx(5.0)
     assert float(worse_row["heldout_loss_increase_pct"]) == pytest.approx(-5.0)
     assert lora_row["method"] == "LoRA r=8 (query, value) · CDS p=0.5"
-    assert (lora_row["peft_method"], lora_row["trainable_parameters"]) == ("lora", "294912")
+    assert (lora_row["methods"], lora_row["trainable_parameters"]) == ("lora", "294912")
     assert (lora_row["wall_time_s"], lora_row["wall_time_source"]) == ("12.5", "trainer_state")
     assert worse_row["method"] == "full fine-tuning · original text"
     assert worse_row["parameters_source"] == "unknown"  # no run_info method, no weights
@@ -240,7 +240,7 @@ def test_older_runs_count_parameters_from_the_weights_header(tmp_path):
     assert (old_run.wall_time, old_run.wall_time_source) == (125, "file times")
     table = compare([old, stopped])
     assert "| old | full fine-tuning · CDS p=1.0 | 17 (100%) | ≈ 2 min 05 s |" in table
-    assert "every parameter of their saved weights counts as trainable" in table
+    assert "every parameter of their saved weights: all of them count as trainable" in table
     assert "≈ wall time from file times" in table
 
 
@@ -295,7 +295,7 @@ def test_listing_commands_stays_light():
 
 
 def test_unreadable_weights_header_counts_as_unknown_with_a_warning(tmp_path):
-    from cdsbias.runs import count_saved_parameters
+    from cdsbias.runs.summaries import count_saved_parameters
 
     (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.warns(UserWarning, match="cannot read the weights header"):

@@ -9,7 +9,7 @@ import pytest
 
 from cdsbias.cli import main as cli
 from cdsbias.commands.report import run_summary
-from cdsbias.demo_model import REPORT_FILE, DemoModelSettings, build_demo_model
+from cdsbias.demo.base_model import REPORT_FILE, DemoModelSettings, build_demo_model
 from cdsbias.resources import load_professions
 from cdsbias.train.run import main as train_main
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cdsbias import fetch
 from cdsbias.cli import main
+from cdsbias.data import fetch
 from cdsbias.errors import CdsbiasError
 
 SHARED_DATA = Path(

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from cdsbias.bottleneck import (
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods import plan_from_values
+from cdsbias.methods.bottleneck import (
     CONFIG_FILE,
     BottleneckConfig,
     adapters,
@@ -20,19 +22,13 @@ from cdsbias.bottleneck import (
     load_bottleneck,
     save_bottleneck,
 )
-from cdsbias.errors import CdsbiasError
+from cdsbias.methods.dropout import Dropout, DropoutOptions
+from cdsbias.methods.lora import DEFAULT_LORA_TARGETS
+from cdsbias.methods.partial import freeze_except
+from cdsbias.runs.card_recipe import card_recipe
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
 from cdsbias.testing import ARCHITECTURES
-from cdsbias.train.card_recipe import card_recipe
 from cdsbias.train.config import load_recipe
-from cdsbias.train.methods import (
-    DEFAULT_LORA_TARGETS,
-    MethodConfig,
-    apply_method,
-    dropout_overrides,
-    freeze_except,
-    method_summary,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "recipes" / "smoke.yaml"
@@ -47,6 +43,17 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 TARGETS = ["she", "brother", "woman"]
 
 
+def apply_method(model, values):
+    """Prepares ``model`` with the plan of recipe ``values``: (model, run_info summary)."""
+    plan = plan_from_values(values)
+    model = plan.prepare(model)
+    return model, plan.summary(model)
+
+
+def dropout_overrides(model_type, **options):
+    return Dropout(DropoutOptions(**options)).config_overrides(model_type)
+
+
 def scores(model, tokenizer) -> torch.Tensor:
     scorer = MaskedLMScorer(model, tokenizer, batch_size=8)
     return torch.tensor(scorer.target_log_probs(SENTENCES, TARGETS), dtype=torch.float64)
@@ -55,7 +62,7 @@ def scores(model, tokenizer) -> torch.Tensor:
 # ------------------------------------------------------------------ recipe keys
 def test_method_keys_default_to_full_fine_tuning():
     recipe = load_recipe(SMOKE)
-    assert recipe.method == MethodConfig()
+    assert recipe.method.names == ["full"]
     effective = recipe.effective()
     assert effective["peft_method"] == "none" and effective["lora_r"] == 8
     assert effective["adapter_reduction_factor"] == 16
@@ -66,7 +73,7 @@ def test_method_keys_default_to_full_fine_tuning():
     ("overrides", "message"),
     [
         (["peft_method=lorra"], "'peft_method' must be one of none, lora, adapter.*'lora'"),
-        (["lora_r=4"], "lora_r applies only to peft_method: lora"),
+        (["lora_r=4"], r"lora_r applies only to peft_method: lora \(LoRA\)"),
         (["adapter_reduction_factor=8"], "applies only to peft_method: adapter"),
         (["peft_method=lora"], "init_from_scratch builds a random one"),
         (
@@ -104,9 +111,7 @@ def test_card_keeps_only_the_keys_of_the_method_used():
 # ------------------------------------------------------------------ partial fine-tuning
 def test_partial_fine_tuning_trains_only_what_the_globs_name(zoo):
     model, _ = load_masked_lm(zoo["bert"], progress=False)
-    cfg = MethodConfig(
-        trainable_parameters=["bert.encoder.layer.1.*", "cls.predictions.transform.*"]
-    )
+    cfg = {"trainable_parameters": ["bert.encoder.layer.1.*", "cls.predictions.transform.*"]}
     model, summary = apply_method(model, cfg)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     assert trainable and all(
@@ -121,7 +126,7 @@ def test_partial_fine_tuning_trains_only_what_the_globs_name(zoo):
         p.numel() for p in model.parameters() if p.requires_grad
     )
     assert summary["total_parameters"] == sum(p.numel() for p in model.parameters())
-    assert 0 < summary["trainable_share"] < 1 and summary["dropout"] is None
+    assert 0 < summary["trainable_share"] < 1 and summary["methods"] == ["partial"]
 
 
 def test_a_tied_tensor_trains_under_any_of_its_names_unless_excluded(zoo):
@@ -151,14 +156,14 @@ def test_a_glob_that_matches_nothing_names_real_parameters(zoo):
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_lora_default_targets_of_every_architecture(zoo, arch):
     model, _ = load_masked_lm(zoo[arch], progress=False)
-    model, summary = apply_method(model, MethodConfig(peft_method="lora"))
+    model, summary = apply_method(model, {"peft_method": "lora"})
     assert type(model).__name__ == "PeftModel"
     targets = DEFAULT_LORA_TARGETS[model.config.model_type]
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     assert trainable and all(".lora_A." in n or ".lora_B." in n for n in trainable)
     assert {t for t in targets if any(f".{t}.lora_" in n for n in trainable)} == set(targets)
     assert summary["label"] == f"LoRA r=8 ({', '.join(sorted(targets))})"
-    assert summary["peft_method"] == "lora" and 0 < summary["trainable_share"] < 0.2
+    assert summary["methods"] == ["lora"] and 0 < summary["trainable_share"] < 0.2
     # The adapter names its base by an absolute path, loadable from any folder.
     assert model.peft_config["default"].base_model_name_or_path == str(zoo[arch].resolve())
 
@@ -167,9 +172,9 @@ def test_lora_on_modules_that_do_not_exist_lists_the_layers(zoo):
     model, _ = load_masked_lm(zoo["bert"], progress=False)
     with pytest.raises(CdsbiasError, match="'qury' names no layer of this bert model; choose "
                        "from its linear layers: decoder, dense, key, query, value"):  # fmt: skip
-        apply_method(model, MethodConfig(peft_method="lora", lora_target_modules=["qury"]))
+        apply_method(model, {"peft_method": "lora", "lora_target_modules": ["qury"]})
     with pytest.raises(CdsbiasError, match="'output' names no layer"):  # a block, not a layer
-        apply_method(model, MethodConfig(peft_method="lora", lora_target_modules=["output"]))
+        apply_method(model, {"peft_method": "lora", "lora_target_modules": ["output"]})
 
 
 def test_unknown_architecture_for_lora_and_adapters():
@@ -179,9 +184,9 @@ def test_unknown_architecture_for_lora_and_adapters():
                          num_attention_heads=2, intermediate_size=32)  # fmt: skip
     with pytest.raises(CdsbiasError, match=r"no default for model_type 'mpnet'; set it to some "
                        r"of its linear layers: .*q, v"):  # fmt: skip
-        apply_method(MPNetForMaskedLM(config), MethodConfig(peft_method="lora"))
+        apply_method(MPNetForMaskedLM(config), {"peft_method": "lora"})
     with pytest.raises(CdsbiasError, match="do not know where to sit in model_type 'mpnet'"):
-        apply_method(MPNetForMaskedLM(config), MethodConfig(peft_method="adapter"))
+        apply_method(MPNetForMaskedLM(config), {"peft_method": "adapter"})
 
 
 # ------------------------------------------------------------------ bottleneck adapters
@@ -189,7 +194,7 @@ def test_unknown_architecture_for_lora_and_adapters():
 def test_bottleneck_adapter_starts_as_its_base_model(zoo, arch):
     model, tokenizer = load_masked_lm(zoo[arch], progress=False)
     before = scores(model, tokenizer)
-    model, summary = apply_method(model, MethodConfig(peft_method="adapter"))
+    model, summary = apply_method(model, {"peft_method": "adapter"})
     assert torch.allclose(scores(model, tokenizer), before, atol=1e-6, rtol=0)
     trainable = [n for n, p in model.named_parameters() if p.requires_grad]
     assert trainable and all(".bottleneck." in n for n in trainable)
@@ -257,7 +262,7 @@ def test_bottleneck_errors(zoo, tmp_path):
 @pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing:FutureWarning")  # peft's
 def test_lora_folder_loads_with_its_base_and_tokenizer(zoo, tmp_path):
     model, tokenizer = load_masked_lm(zoo["roberta"], progress=False)
-    model, _ = apply_method(model, MethodConfig(peft_method="lora"))
+    model, _ = apply_method(model, {"peft_method": "lora"})
     with torch.no_grad():
         for name, param in model.named_parameters():
             if ".lora_B." in name:
@@ -292,18 +297,16 @@ def test_lora_folder_loads_with_its_base_and_tokenizer(zoo, tmp_path):
 
 # ------------------------------------------------------------------ dropout
 def test_dropout_keys_map_to_each_family():
-    cfg = MethodConfig(hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.15)
-    assert dropout_overrides("bert", cfg) == {
+    cfg = {"hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15}
+    assert dropout_overrides("bert", **cfg) == {
         "hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15,
     }  # fmt: skip
-    assert dropout_overrides("distilbert", cfg) == {"dropout": 0.2, "attention_dropout": 0.15}
-    assert dropout_overrides("modernbert", cfg) == {
+    assert dropout_overrides("distilbert", **cfg) == {"dropout": 0.2, "attention_dropout": 0.15}
+    assert dropout_overrides("modernbert", **cfg) == {
         "embedding_dropout": 0.2, "mlp_dropout": 0.2, "attention_dropout": 0.15,
     }  # fmt: skip
-    assert dropout_overrides("roberta", MethodConfig(hidden_dropout_prob=0.3)) == {
-        "hidden_dropout_prob": 0.3
-    }
-    assert dropout_overrides("bert", MethodConfig()) == {}
+    assert dropout_overrides("roberta", hidden_dropout_prob=0.3) == {"hidden_dropout_prob": 0.3}
+    assert dropout_overrides("bert") == {}
 
 
 @pytest.mark.parametrize("arch", ["bert", "distilbert", "modernbert", "deberta-v2"])
@@ -318,11 +321,13 @@ def test_dropout_keys_reach_the_model_config(zoo, arch):
         ])  # fmt: skip
     model, _ = build_model(recipe)
     config = model.config
-    for key, value in dropout_overrides(config.model_type, recipe.method).items():
+    for key, value in recipe.method.config_overrides(config.model_type).items():
         assert getattr(config, key) == value
-    summary = method_summary(model, recipe.method)
+    summary = recipe.method.summary(model)
     assert summary["label"] == "full fine-tuning + dropout 0.20/0.15"
-    assert summary["dropout"] == {"hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15}
+    assert summary["options"]["dropout"] == {
+        "hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15,
+    }  # fmt: skip
     dropouts = [m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     assert 0.2 in dropouts
 
@@ -358,6 +363,7 @@ def test_config_overrides_a_model_does_not_have_are_an_error(zoo):
 )  # fmt: skip
 def test_method_recipes(name, method, cds_mode):
     recipe = load_recipe(REPO / "recipes" / f"{name}.yaml")
-    assert {key: getattr(recipe.method, key) for key in method} == method
+    effective = recipe.effective()
+    assert {key: effective[key] for key in method} == method
     assert recipe.cds.cds_mode == cds_mode
     assert recipe.model.model_name_or_path == "bert-base-uncased"

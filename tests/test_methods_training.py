@@ -14,9 +14,10 @@ import torch
 from tests_helpers import METHODS, SMOKE, fine_tune, overrides
 
 from cdsbias.cli import main as cli
+from cdsbias.runs.folder import RUN_INFO_FILE
+from cdsbias.runs.points import read_points
 from cdsbias.train.config import load_recipe
-from cdsbias.train.points import read_points
-from cdsbias.train.run import RUN_INFO_FILE, build_model, run
+from cdsbias.train.run import build_model, run
 from cdsbias.train.run import main as train_main
 
 # The smoke recipe's from-scratch keys warn when a saved model is fine-tuned instead.
@@ -71,7 +72,9 @@ def test_partial_fine_tuning_changes_only_the_trainable_weights(tmp_path, becpro
         "partial fine-tuning (bert.encoder.layer.1.*, cls.predictions.transform.*)"
     )
     assert method["trainable_parameters"] == sum(start[n].numel() for n in trainable)
-    assert method["peft_method"] == "none" and method["dropout"] is None
+    assert method["methods"] == ["partial"]
+    globs = ["bert.encoder.layer.1.*", "cls.predictions.transform.*"]
+    assert method["options"] == {"partial": {"trainable_parameters": globs}}
 
 
 # ------------------------------------------------------------------ LoRA and bottleneck runs
@@ -90,7 +93,9 @@ def test_lora_checkpoints_hold_the_adapter_and_evaluate_like_the_callback(
     evaluate_matches_callback(lora_run / "checkpoint-4", becpro, tmp_path)
     method = method_of(lora_run)
     assert method["label"] == "LoRA r=4 (query, value) + dropout 0.20/0.15"
-    assert method["dropout"] == {"hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15}
+    assert method["options"]["dropout"] == {
+        "hidden_dropout_prob": 0.2, "attention_probs_dropout_prob": 0.15,
+    }  # fmt: skip
     assert 0 < method["trainable_share"] < 0.1
 
 
@@ -165,7 +170,7 @@ def test_bad_method_input_is_one_line_and_exit_2(extra, message, tmp_path, becpr
 
 
 def test_evaluating_an_adapter_whose_base_is_missing(tmp_path, base, capsys):
-    from cdsbias.bottleneck import add_bottleneck_adapters, save_bottleneck
+    from cdsbias.methods.bottleneck import add_bottleneck_adapters, save_bottleneck
     from cdsbias.scoring import load_masked_lm
 
     model, _ = load_masked_lm(base, progress=False)

@@ -12,8 +12,8 @@ import torch
 
 from cdsbias.commands import fill as fill_command
 from cdsbias.errors import CdsbiasError
-from cdsbias.probes import fill, log_probability_bias
 from cdsbias.scoring import MaskedLMScorer
+from cdsbias.scoring.probes import fill, log_probability_bias
 from cdsbias.scoring.readouts import decode_token
 
 

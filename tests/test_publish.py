@@ -10,7 +10,7 @@ import yaml
 from huggingface_hub import ModelCard
 
 from cdsbias.hub import hub_model_id
-from cdsbias.publish import model_card
+from cdsbias.runs.card import model_card
 
 
 def _run(tmp_path: Path, base: str, *, hub_origin: str | None = None, gaps=(1.5, 0.25)) -> Path:

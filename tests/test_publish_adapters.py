@@ -18,10 +18,10 @@ from tests_helpers import METHODS, fine_tune
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
-from cdsbias.publish_adapters import check_matches_checkpoint
+from cdsbias.runs.folder import RUN_INFO_FILE
+from cdsbias.runs.published_folder import check_matches_checkpoint
 from cdsbias.scoring import load_masked_lm
 from cdsbias.testing import tiny_masked_lm
-from cdsbias.train.run import RUN_INFO_FILE
 
 HUB_BASE = "org/tiny-bert"
 pytestmark = [
@@ -187,7 +187,7 @@ def test_lora_adapter_of_a_local_only_base_needs_merge(lora_run, base, tmp_path,
 
     assert publish(run / "checkpoint-4", tmp_path / "adapter") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: The lora adapter in ")
+    assert len(err) == 1 and err[0].startswith("error: The LoRA in ")
     assert "has no hub id" in err[0] and "--merge" in err[0]
     assert not (tmp_path / "adapter").exists()
 

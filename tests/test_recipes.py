@@ -9,7 +9,7 @@ import pytest
 
 from cdsbias.train.config import load_recipe
 from cdsbias.train.streaming import build_streaming_data, load_stream
-from cdsbias.wordpiece import train_wordpiece
+from cdsbias.train.wordpiece import train_wordpiece
 
 REPO = Path(__file__).resolve().parents[1]
 RECIPES = sorted((REPO / "recipes").glob("*.yaml"))

@@ -1,4 +1,4 @@
-"""cdsbias.stats against scipy and hand-computed values on synthetic data."""
+"""cdsbias.benchmarks.stats against scipy and hand-computed values on synthetic data."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cdsbias.stats import (
+from cdsbias.benchmarks.stats import (
     bootstrap_mean_ci,
     genda_rounded_log2_ratio,
     holm,

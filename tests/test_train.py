@@ -11,8 +11,8 @@ import pytest
 from tests_helpers import assert_same_points, kill_after_checkpoint
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.runs.points import read_points
 from cdsbias.train.config import load_recipe
-from cdsbias.train.points import read_points
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from cdsbias.data.corpora import describe_corpus
+from cdsbias.data.occupations import occupational_sentences
 from cdsbias.errors import CdsbiasError
-from cdsbias.occupations import occupational_sentences
-from cdsbias.train.card_recipe import card_recipe
+from cdsbias.runs.card_recipe import card_recipe
+from cdsbias.runs.folder import RUN_INFO_FILE
+from cdsbias.runs.points import read_points
 from cdsbias.train.config import DataConfig, load_recipe
-from cdsbias.train.data import describe_corpus, load_documents
-from cdsbias.train.points import read_points
-from cdsbias.train.run import RUN_INFO_FILE
+from cdsbias.train.data import load_documents
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -187,7 +188,7 @@ def test_hub_corpus_description_and_card(tmp_path):
 
 # ------------------------------------------------------------------ built-in corpora
 def test_gap_documents_are_the_gap_file(tmp_path):
-    from cdsbias.fetch import get_spec
+    from cdsbias.data.fetch import get_spec
 
     spec = get_spec("gap")
     target = tmp_path / spec.folder / spec.file("gap-development.tsv").path

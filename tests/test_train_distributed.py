@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from cdsbias.benchmarks.becpro import BecPro
+from cdsbias.runs.points import read_points
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.train.points import read_points
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]

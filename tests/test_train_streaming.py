@@ -18,14 +18,14 @@ from tests_helpers import assert_same_points, kill_after_checkpoint
 
 from cdsbias.cli import main as cli_main
 from cdsbias.errors import CdsbiasError
+from cdsbias.runs.folder import RUN_INFO_FILE
+from cdsbias.runs.points import read_points
 from cdsbias.train.config import CDSConfig, DataConfig, load_recipe
 from cdsbias.train.data import build_training_data, load_documents
-from cdsbias.train.points import read_points
-from cdsbias.train.run import RUN_INFO_FILE
 from cdsbias.train.run import main as train_main
 from cdsbias.train.streaming import build_streaming_data, load_stream
 from cdsbias.train.units import group_texts, split_sentences
-from cdsbias.wordpiece import train_wordpiece
+from cdsbias.train.wordpiece import train_wordpiece
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "recipes" / "smoke.yaml"

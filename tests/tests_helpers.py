@@ -98,7 +98,7 @@ def assert_same_points(full: Path, resumed: Path, steps: list[int], tolerance: f
     """Two runs evaluated the same steps to the same held-out loss and BEC-Pro metrics."""
     import pytest
 
-    from cdsbias.train.points import read_points
+    from cdsbias.runs.points import read_points
 
     full_points, resumed_points = read_points(full), read_points(resumed)
     assert [p["step"] for p in resumed_points] == [p["step"] for p in full_points] == steps

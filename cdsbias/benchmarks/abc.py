@@ -58,11 +58,11 @@ from cdsbias.benchmarks.abc_data import (
     read_abc_file,
 )
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
 from cdsbias.scoring.readouts import sequence_log_probs
-from cdsbias.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 
 SCORINGS = ("genda", "pll")
 TOKEN_MODES = ("reference", "marked")

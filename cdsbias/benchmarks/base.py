@@ -89,7 +89,7 @@ class Benchmark(ABC):
     #: Rows sharing this column's value go to the same process when scoring is sharded
     #: (rows that share sentences should be scored together). None: contiguous blocks.
     shard_column: ClassVar[str | None] = None
-    #: Name of the :mod:`cdsbias.fetch` dataset holding the default data files, if any.
+    #: Name of the :mod:`cdsbias.data.fetch` dataset holding the default data files, if any.
     dataset: ClassVar[str | None] = None
 
     def __init__(
@@ -133,7 +133,7 @@ class Benchmark(ABC):
         Raises:
             CdsbiasError: The file is not there yet (the message says how to fetch it).
         """
-        from cdsbias.fetch import resolve
+        from cdsbias.data.fetch import resolve
 
         if self.dataset is None:
             raise CdsbiasError(f"Benchmark '{self.name}' has no default data; pass --data FILE.")

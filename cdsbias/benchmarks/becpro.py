@@ -45,9 +45,9 @@ from cdsbias.benchmarks.becpro_data import (
     pair_keys,
     read_becpro_tsv,
 )
+from cdsbias.benchmarks.stats import bootstrap_mean_ci, holm, paired_wilcoxon, permutation_gap_test
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.stats import bootstrap_mean_ci, holm, paired_wilcoxon, permutation_gap_test
 
 
 @dataclass
@@ -179,7 +179,7 @@ class BecPro(Benchmark):
     # ------------------------------------------------------------ statistics
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """Group means with bootstrap CIs, paired Wilcoxon tests, gaps and the
-        profession-level permutation test; see :mod:`cdsbias.stats` for the choices."""
+        profession-level permutation test; see :mod:`cdsbias.benchmarks.stats` for the choices."""
         frame = scored.reset_index(drop=True)
         association = frame["association"].astype(float)
         if not np.all(np.isfinite(association)):

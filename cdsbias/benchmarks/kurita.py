@@ -59,9 +59,9 @@ import pandas as pd
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.kurita_data import load_word_lists, packaged_tests
+from cdsbias.benchmarks.stats import effect_size, permutation_p_value
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MASK_PLACEHOLDER, MaskedLMScorer
-from cdsbias.stats import effect_size, permutation_p_value
 
 TARGET_SLOT = "GGG"
 ATTRIBUTE_SLOT = "XXX"

@@ -31,7 +31,7 @@ The per-pronoun-gender F1 scores are GenDa Lens' "nuance". GenDa Lens' documenta
 (``evaluate_lm_winobias``) takes the log-ratio of *accuracies*, after rounding them to two
 decimals, and rounds the result to two decimals; both are reported here, unrounded, plus
 ``gender_effect_genda_rounded`` reproducing the rounding (the log2 ratios and their
-NaN policy: :mod:`cdsbias.stats`).
+NaN policy: :mod:`cdsbias.benchmarks.stats`).
 
 WinoBias text quirks handled by the parser: leading line numbers, stray spaces inside
 brackets ("[ physician]") and between words, CRLF/LF line endings, lines with several
@@ -66,10 +66,10 @@ from cdsbias.benchmarks.masked_pronoun_data import (
     UNKNOWN,
     PronounInventory,
 )
+from cdsbias.benchmarks.stats import genda_rounded_log2_ratio, log2_ratio
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.readouts import chain_rule_requests, decode_token, log_probs_and_top_k
-from cdsbias.stats import genda_rounded_log2_ratio, log2_ratio
 
 
 # --------------------------------------------------------------------------- scoring

@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from cdsbias.compare import CSV_FILE, MARKDOWN_FILE, PLOT_FILE, compare
+    from cdsbias.runs.compare import CSV_FILE, MARKDOWN_FILE, PLOT_FILE, compare
 
     print(compare(args.runs, out=args.out, metric=args.metric), end="")
     if args.out is not None:

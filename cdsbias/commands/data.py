@@ -50,7 +50,7 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
-    from cdsbias import fetch as fetch_module
+    from cdsbias.data import fetch as fetch_module
 
     names = list(fetch_module.DATASETS) if "all" in args.names else args.names
     for name in names:
@@ -62,7 +62,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
 
 def _run_list(args: argparse.Namespace) -> int:
-    from cdsbias import fetch as fetch_module
+    from cdsbias.data import fetch as fetch_module
 
     data_dir = args.data_dir or fetch_module.default_data_dir()
     print(f"data folder: {data_dir}")

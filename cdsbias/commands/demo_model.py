@@ -12,7 +12,7 @@ DEPRECATED_ALIAS = "bootstrap-model"
 
 
 def register(subparsers: Any) -> None:
-    from cdsbias.demo_model import DemoModelSettings
+    from cdsbias.demo.base_model import DemoModelSettings
 
     defaults = DemoModelSettings()
     parser = subparsers.add_parser(
@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_demo_model(args: argparse.Namespace) -> int:
-    from cdsbias.demo_model import DemoModelSettings, build_demo_model, describe
+    from cdsbias.demo.base_model import DemoModelSettings, build_demo_model, describe
 
     # argparse stores the name as typed, so the old alias is recognisable here.
     if getattr(args, "command", None) == DEPRECATED_ALIAS:

@@ -13,8 +13,8 @@ def register(subparsers: Any) -> None:
         help="write a model card with bias before/after and upload a checkpoint",
         description="Builds the folder to upload (model or adapter, tokenizer, README.md "
         "model card, bias curve), checks that it loads as trained, and uploads it with "
-        "huggingface_hub. A LoRA or bottleneck adapter run gives the adapter alone, naming "
-        "its base by hub id.",
+        "huggingface_hub. A run whose method saved an adapter gives the adapter alone, "
+        "naming its base by hub id.",
     )
     parser.add_argument("checkpoint", type=Path, help="checkpoint-N folder or run output folder")
     parser.add_argument("--repo-id", required=True, help="hub repository, ORG/NAME")
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--merge", action="store_true",
-        help="LoRA runs: merge the adapter into its base and upload full weights",
+        help="runs with a mergeable adapter: merge it into its base and upload full weights",
     )  # fmt: skip
     parser.add_argument(
         "--out", type=Path,
@@ -34,14 +34,15 @@ def register(subparsers: Any) -> None:
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    from cdsbias.publish import _run_dir, build_folder, upload
+    from cdsbias.runs.folder import RunFolder
+    from cdsbias.runs.publish import build_folder, upload
 
     checkpoint = args.checkpoint.resolve()
     if not checkpoint.is_dir():
         from cdsbias.errors import CdsbiasError
 
         raise CdsbiasError(f"{args.checkpoint} does not exist or is not a folder.")
-    out = args.out or _run_dir(checkpoint) / "publish" / args.repo_id.split("/")[-1]
+    out = args.out or RunFolder.of(checkpoint).path / "publish" / args.repo_id.split("/")[-1]
     folder = build_folder(checkpoint, args.repo_id, out, merge=args.merge)
     print(f"model card: {folder / 'README.md'}")
     if args.dry_run:

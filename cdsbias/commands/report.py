@@ -19,8 +19,8 @@ def register(subparsers: Any) -> None:
 
 
 def run_summary(run: Path) -> dict[str, Any]:
-    """Headline numbers of a run (see :func:`cdsbias.train.points.before_after`)."""
-    from cdsbias.train.points import before_after, read_points
+    """Headline numbers of a run (see :func:`cdsbias.runs.points.before_after`)."""
+    from cdsbias.runs.points import before_after, read_points
 
     points = read_points(run)
     if not points:
@@ -30,7 +30,7 @@ def run_summary(run: Path) -> dict[str, Any]:
 
 def run_report(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import format_value
-    from cdsbias.train.points import CURVE_FILE, METRICS_FILE
+    from cdsbias.runs.folder import CURVE_FILE, METRICS_FILE
 
     run = args.run
     summary = run_summary(run)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.methods import Method, saved_method, saved_methods
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -56,11 +57,6 @@ def _missing_head_keys(model: Any, missing_keys: list[str]) -> list[str]:
     return [key for key in missing_keys if not (prefix and key.startswith(prefix + "."))]
 
 
-#: The files that make a folder an adapter rather than a model.
-PEFT_CONFIG = "adapter_config.json"
-BOTTLENECK_CONFIG = "bottleneck_config.json"
-
-
 def load_masked_lm(
     name_or_path: str | os.PathLike,
     *,
@@ -77,12 +73,12 @@ def load_masked_lm(
     them at random and only warn), an architecture without a masked-LM class, a
     tokenizer without a mask token.
 
-    ``name_or_path`` may also be an adapter folder: a ``peft`` LoRA adapter
-    (``adapter_config.json``; its base is returned with the LoRA layers in place, not
-    merged, so scores equal those of the training run bit for bit) or a
-    :mod:`cdsbias.bottleneck` adapter (``bottleneck_config.json``; attached to the full
-    weights beside it, as in a training checkpoint, else to the base it names). The
-    base comes from the adapter's config; the tokenizer from the folder when it has one.
+    ``name_or_path`` may also be a folder that a debiasing method saved instead of full
+    weights, e.g. an adapter (:func:`cdsbias.methods.saved_method` tells which method): the
+    method attaches it to its base (:meth:`~cdsbias.methods.Method.attach`, not merged, so
+    scores equal those of the training run bit for bit). The base comes from the folder's
+    config, or is the folder's own full weights (:meth:`~cdsbias.methods.Method.saved_base`);
+    the tokenizer comes from the folder when it has one.
 
     Args:
         name_or_path: A hub model id, a local folder or a local adapter folder.
@@ -103,22 +99,23 @@ def load_masked_lm(
     """
     folder = Path(str(name_or_path))
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
-    if (folder / PEFT_CONFIG).is_file() or (folder / BOTTLENECK_CONFIG).is_file():
-        return _load_adapter(folder, options, base_model)
+    method = saved_method(folder) if folder.is_dir() else None
+    if method is not None:
+        return _load_saved(folder, method, options, base_model)
     try:
         return _load_model(str(name_or_path), revision=revision, **options)
     except CdsbiasError:
-        # A hub repository of an adapter (what `cdsbias publish` uploads for LoRA and
-        # bottleneck runs) has no config.json; look for an adapter only after a model
-        # failed, so loading a model costs no extra request.
-        snapshot = _hub_adapter_snapshot(str(name_or_path), revision)
-        if snapshot is None:
+        # A hub repository of an adapter (what `cdsbias publish` uploads for adapter runs)
+        # has no config.json; look for one only after a model failed, so loading a model
+        # costs no extra request.
+        found = _hub_saved_snapshot(str(name_or_path), revision)
+        if found is None:
             raise
-        return _load_adapter(snapshot, options, base_model)
+        return _load_saved(found[0], found[1], options, base_model)
 
 
-def _hub_adapter_snapshot(name: str, revision: str | None) -> Path | None:
-    """The local snapshot of hub repository ``name`` if it holds an adapter, else None."""
+def _hub_saved_snapshot(name: str, revision: str | None) -> tuple[Path, type[Method]] | None:
+    """The local snapshot of hub repository ``name`` if a method saved it, and the method."""
     from cdsbias.hub import is_repo_id
 
     if Path(name).exists() or not is_repo_id(name):
@@ -126,37 +123,28 @@ def _hub_adapter_snapshot(name: str, revision: str | None) -> Path | None:
     from huggingface_hub import hf_hub_download, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
-    for config_file in (PEFT_CONFIG, BOTTLENECK_CONFIG):
+    for method in saved_methods():
         try:
-            hf_hub_download(name, config_file, revision=revision)
+            hf_hub_download(name, method.files()[0], revision=revision)
         except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError):
             continue
-        return Path(snapshot_download(name, revision=revision))
+        return Path(snapshot_download(name, revision=revision)), method
     return None
 
 
-def _load_adapter(
-    folder: Path, options: dict[str, Any], base_model: str | os.PathLike | None = None
+def _load_saved(
+    folder: Path,
+    method: type[Method],
+    options: dict[str, Any],
+    base_model: str | os.PathLike | None = None,
 ) -> tuple[Any, Any]:
-    """An adapter folder: its base (``base_model``, else named in its config), the adapter,
-    the tokenizer."""
-    import json
-
+    """A folder a method saved: its base (``base_model``, else what the method names), the
+    method's files attached, the tokenizer."""
     from transformers import AutoTokenizer
 
-    lora = (folder / PEFT_CONFIG).is_file()
-    config_file = PEFT_CONFIG if lora else BOTTLENECK_CONFIG
-    try:
-        settings = json.loads((folder / config_file).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CdsbiasError(f"{folder / config_file} is not valid JSON: {exc}") from None
-    # A bottleneck training checkpoint holds the full weights it resumes from beside the
-    # adapter; the adapter alone (e.g. copied or published) names its base.
-    own_weights = not lora and (folder / "config.json").is_file()
-    if base_model is not None:
-        base = str(base_model)
-    else:
-        base = str(folder) if own_weights else settings.get("base_model_name_or_path")
+    config_file = method.files()[0]
+    settings = method.saved_config(folder)
+    base = str(base_model) if base_model is not None else method.saved_base(folder)
     if not base:
         raise CdsbiasError(
             f"The adapter in '{folder}' does not name its base model; set "
@@ -169,24 +157,10 @@ def _load_adapter(
             f"The adapter in '{folder}' needs its base model '{base}' (base_model_name_or_path "
             f"in {config_file}), which cannot be loaded: {exc}"
         ) from None
-    if lora:
-        import warnings
-
-        from peft import PeftModel
-
-        try:
-            with warnings.catch_warnings():  # peft asks a transformers 5 API it deprecated
-                warnings.filterwarnings("ignore", ".*is_gradient_checkpointing", FutureWarning)
-                model = PeftModel.from_pretrained(model, str(folder)).get_base_model()
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CdsbiasError(
-                f"Cannot apply the LoRA adapter in '{folder}' to '{base}': {detail}"
-            ) from None
-    else:
-        from cdsbias.bottleneck import load_bottleneck
-
-        model = load_bottleneck(model, folder)
+    try:
+        model = method.attach(model, folder)
+    except CdsbiasError as exc:
+        raise CdsbiasError(f"{exc} (base model '{base}')") from None
     if (folder / "tokenizer_config.json").is_file():
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder))

@@ -1,7 +1,7 @@
 """Fine-tuning with per-checkpoint bias evaluation (recipe config, data, callback).
 
 Names are imported on first use (PEP 562), so that readers of finished runs
-(``cdsbias.train.points``) do not load transformers through this package.
+(``cdsbias.runs.points``) do not load transformers through this package.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ _EXPORTS = {
     "ModelConfig": "cdsbias.train.config",
     "Recipe": "cdsbias.train.config",
     "RunConfig": "cdsbias.train.config",
-    "draw_curve": "cdsbias.train.points",
+    "draw_curve": "cdsbias.runs.points",
     "load_recipe": "cdsbias.train.config",
-    "read_points": "cdsbias.train.points",
+    "read_points": "cdsbias.runs.points",
 }
 
 __all__ = sorted(_EXPORTS)

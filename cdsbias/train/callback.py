@@ -21,47 +21,33 @@ import contextlib
 import dataclasses
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from accelerate import PartialState
+from accelerate.utils import broadcast_object_list, gather_object
 from transformers import TrainerCallback
-from transformers.trainer_utils import unwrap_peft_model
 
 from cdsbias.benchmarks import Benchmark, BenchmarkResult, to_json, write_result
 from cdsbias.errors import CdsbiasError
-from cdsbias.io import atomic_write_text
-from cdsbias.train.points import CURVE_FILE, METRICS_FILE, draw_curve, read_points
+from cdsbias.runs.folder import RunFolder
+from cdsbias.runs.points import draw_curve
 
 
-def _dist() -> tuple[int, int]:
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
+def _rank_and_world() -> tuple[int, int]:
+    state = PartialState()
+    return state.process_index, state.num_processes
 
 
 def _gather(obj: Any) -> list[Any]:
-    import torch.distributed as dist
-
-    _, world = _dist()
-    if world == 1:
-        return [obj]
-    gathered: list[Any] = [None] * world
-    dist.all_gather_object(gathered, obj)
-    return gathered
+    """Every rank's ``obj``, in rank order, on every rank."""
+    return gather_object([obj])
 
 
 def _broadcast(obj: Any) -> Any:
-    import torch.distributed as dist
-
-    _, world = _dist()
-    if world == 1:
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]
+    """The main process's ``obj`` on every rank."""
+    return broadcast_object_list([obj])[0]
 
 
 @contextlib.contextmanager
@@ -92,6 +78,9 @@ class BiasEvalCallback(TrainerCallback):
         batch_size: Scorer batch size.
         eval_at_start: Also score the model at step 0.
         heldout_dataset: Pre-masked original-text examples for the held-out MLM loss.
+        scoring_model: What the scorer reads of the trained model (e.g. the model a
+            parameter-efficient wrapper holds, whose layers carry the adapter); default
+            the model itself.
 
     Raises:
         CdsbiasError: No benchmark given, or a benchmark's data cannot be loaded.
@@ -106,6 +95,7 @@ class BiasEvalCallback(TrainerCallback):
         batch_size: int = 64,
         eval_at_start: bool = True,
         heldout_dataset: Any = None,
+        scoring_model: Callable[[Any], Any] | None = None,
     ) -> None:
         if not benchmarks:
             raise CdsbiasError("BiasEvalCallback needs at least one benchmark.")
@@ -117,6 +107,8 @@ class BiasEvalCallback(TrainerCallback):
             _ = benchmark.rows  # read now: bad data fails before training starts
         self.tokenizer = tokenizer
         self.output_dir = Path(output_dir)
+        self.folder = RunFolder(output_dir)
+        self.scoring_model = scoring_model or (lambda model: model)
         self.batch_size = batch_size
         self.eval_at_start = eval_at_start
         self.heldout_dataset = heldout_dataset
@@ -130,10 +122,10 @@ class BiasEvalCallback(TrainerCallback):
 
     # ----------------------------------------------------------------- events
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        rank, _ = _dist()
+        rank, _ = _rank_and_world()
         steps_done = None
         if rank == 0:
-            points = read_points(self.output_dir)
+            points = self.folder.points()
             if state.global_step == 0:
                 kept: list[dict[str, Any]] = []
             else:
@@ -141,7 +133,7 @@ class BiasEvalCallback(TrainerCallback):
                 # (it belonged to steps that will be trained again).
                 kept = [p for p in points if p["step"] <= state.global_step]
             if len(kept) != len(points) or (state.global_step == 0 and points):
-                self._write_points(kept)
+                self.folder.write_points(kept)
             steps_done = {p["step"] for p in kept}
         steps_done = _broadcast(steps_done)
         due = state.global_step > 0 or self.eval_at_start
@@ -167,7 +159,7 @@ class BiasEvalCallback(TrainerCallback):
     def _evaluate(self, args: Any, state: Any, model: Any) -> dict[str, Any]:
         from cdsbias.scoring import MaskedLMScorer
 
-        rank, world = _dist()
+        rank, world = _rank_and_world()
         step = int(state.global_step)
         point: dict[str, Any] = {"step": step, "epoch": state.epoch or 0.0}
         if self.heldout_dataset is not None and self.trainer is not None:
@@ -178,10 +170,8 @@ class BiasEvalCallback(TrainerCallback):
         was_training = model.training
         model.eval()
         device = next(model.parameters()).device
-        # A peft (LoRA) model is scored through the model it wraps, whose layers carry the
-        # adapter: the scorer hooks that model's encoder to project only the read rows.
         scorer = MaskedLMScorer(
-            unwrap_peft_model(model), self.tokenizer, batch_size=self.batch_size, device=device
+            self.scoring_model(model), self.tokenizer, batch_size=self.batch_size, device=device
         )
         results: dict[str, BenchmarkResult] = {}
         try:
@@ -203,10 +193,10 @@ class BiasEvalCallback(TrainerCallback):
                 for key, value in result.metrics.items():
                     if value is not None and math.isfinite(value):
                         logged[f"bias/{benchmark.name}/{key}"] = float(value)
-                write_result(result, self.output_dir / "bias" / f"step-{step}")
+                write_result(result, self.folder.results_dir(step))
             if "heldout_loss" in point:
                 logged["bias/heldout_loss"] = point["heldout_loss"]
-            self._append_point(point)
+            self.folder.add_point(json.loads(to_json(point)))
             self._write_checkpoint_summary(step, results, point)
             self._draw_curve()
             self._log_tables(step, results)
@@ -216,29 +206,18 @@ class BiasEvalCallback(TrainerCallback):
         return point
 
     # ---------------------------------------------------------------- outputs
-    def _write_points(self, points: list[dict[str, Any]]) -> None:
-        text = "".join(json.dumps(p, sort_keys=True) + "\n" for p in points)
-        atomic_write_text(self.output_dir / METRICS_FILE, text)
-
-    def _append_point(self, point: dict[str, Any]) -> None:
-        points = [p for p in read_points(self.output_dir) if p["step"] != point["step"]]
-        self._write_points(sorted([*points, json.loads(to_json(point))], key=lambda p: p["step"]))
-
     def _write_checkpoint_summary(
         self, step: int, results: dict[str, BenchmarkResult], point: dict[str, Any]
     ) -> None:
-        folder = self.output_dir / f"checkpoint-{step}"
-        if step == 0 or not folder.is_dir():
-            return
         payload = {
             "step": step,
             "heldout_loss": point.get("heldout_loss"),
             "benchmarks": {name: r.summary for name, r in results.items()},
         }
-        atomic_write_text(folder / "bias_summary.json", to_json(payload))
+        self.folder.write_checkpoint_summary(step, to_json(payload))
 
     def _draw_curve(self) -> None:
-        draw_curve(read_points(self.output_dir), self.output_dir / CURVE_FILE)
+        draw_curve(self.folder.points(), self.folder.curve_file)
 
     def _log_tables(self, step: int, results: dict[str, BenchmarkResult]) -> None:
         try:

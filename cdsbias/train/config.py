@@ -1,8 +1,9 @@
 """Recipe configuration: one dataclass per concern, parsed from YAML with HfArgumentParser.
 
 A recipe is a flat YAML mapping whose keys are the fields of :class:`ModelConfig`,
-:class:`DataConfig`, :class:`CDSConfig`, :class:`BiasEvalConfig`, :class:`RunConfig`,
-:class:`~cdsbias.train.methods.MethodConfig` and ``transformers.TrainingArguments``.
+:class:`DataConfig`, :class:`CDSConfig`, :class:`BiasEvalConfig`, :class:`RunConfig`, the
+debiasing methods' option dataclasses (:func:`cdsbias.methods.option_classes`) and
+``transformers.TrainingArguments``.
 ``key=value`` overrides after the YAML path replace values (parsed as YAML scalars).
 Unknown keys and values of the wrong type fail at load time, naming the key and the
 closest valid one.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import typing
 import warnings
 from dataclasses import dataclass, field
@@ -23,12 +23,11 @@ import yaml
 
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
-from cdsbias.errors import CdsbiasError
+from cdsbias.data.corpora import validate_corpus
+from cdsbias.errors import CdsbiasError, close_names
+from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
-from cdsbias.train.corpus_keys import (
-    validate_corpus,
-)
-from cdsbias.train.methods import MethodConfig, check_method_keys
+from cdsbias.runs.card_recipe import SCRATCH_KEYS
 
 
 @dataclass
@@ -247,7 +246,7 @@ class RunConfig:
 #: Keys whose value takes more than one form, brought to the field's type before checks.
 NORMALIZERS = {"bias_benchmarks": normalize_specs}
 
-CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig, MethodConfig)
+CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
 
 
 @dataclass
@@ -261,12 +260,15 @@ class Recipe:
     run: RunConfig
     training: Any  # transformers.TrainingArguments
     source: dict[str, Any]
-    method: MethodConfig = field(default_factory=MethodConfig)
+    method: MethodPlan
+    #: The parsed option dataclasses of every method (the recipe's method keys).
+    method_options: tuple[Any, ...] = ()
 
     def effective(self) -> dict[str, Any]:
         """Every field of every section, as logged to trackers and written beside the run."""
         merged: dict[str, Any] = {}
-        for section in (self.model, self.data, self.cds, self.bias, self.run, self.method):
+        sections = (self.model, self.data, self.cds, self.bias, self.run, *self.method_options)
+        for section in sections:
             merged.update(dataclasses.asdict(section))
         training = self.training.to_dict()
         merged.update({k: training[k] for k in sorted(training) if k in self.source})
@@ -282,10 +284,14 @@ def _training_arguments_class() -> type:
     return TrainingArguments
 
 
+def _all_classes() -> tuple[type, ...]:
+    return (*CONFIG_CLASSES, *option_classes(), _training_arguments_class())
+
+
 def valid_keys() -> dict[str, dataclasses.Field]:
     """Every recipe key and the field that defines it."""
     keys: dict[str, dataclasses.Field] = {}
-    for cls in (*CONFIG_CLASSES, _training_arguments_class()):
+    for cls in _all_classes():
         for f in dataclasses.fields(cls):
             if f.init and not f.name.startswith("_"):
                 keys.setdefault(f.name, f)
@@ -320,13 +326,13 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
 
     fields = valid_keys()
     hints: dict[str, Any] = {}
-    for cls in (*CONFIG_CLASSES, _training_arguments_class()):
+    for cls in _all_classes():
         # Unresolvable hints (forward references) fall back to no type check.
         with contextlib.suppress(Exception):
             hints.update({k: v for k, v in typing.get_type_hints(cls).items() if k not in hints})
     for key in list(values):
         if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+            close = close_names(key, fields, cutoff=0.6)
             hint = f"; did you mean '{close[0]}'?" if close else "."
             raise CdsbiasError(f"Unknown recipe key '{key}'{hint}")
         if key in NORMALIZERS:
@@ -335,13 +341,15 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
     if "output_dir" not in values:
         raise CdsbiasError("The recipe needs an output_dir.")
 
-    parser = HfArgumentParser((*CONFIG_CLASSES, _training_arguments_class()))
+    parser = HfArgumentParser(_all_classes())
     try:
         parsed = parser.parse_dict(values, allow_extra_keys=False)
     except (ValueError, TypeError) as exc:
         raise CdsbiasError(f"Recipe error: {str(exc).splitlines()[0]}") from None
-    model, data, cds, bias, run, method, training = parsed
-    recipe = Recipe(model, data, cds, bias, run, training, values, method)
+    model, data, cds, bias, run, *method_options, training = parsed
+    method_values = {k: v for o in method_options for k, v in dataclasses.asdict(o).items()}
+    plan = plan_from_values(method_values, given=values, init_from_scratch=model.init_from_scratch)
+    recipe = Recipe(model, data, cds, bias, run, training, values, plan, tuple(method_options))
     _validate(recipe, command_line)
     return recipe
 
@@ -382,9 +390,4 @@ def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
             f"are ignored when fine-tuning {model.model_name_or_path}; remove them.",
             stacklevel=3,
         )
-    check_method_keys(recipe.method, recipe.source, model.init_from_scratch)
     recipe.bias.build_benchmarks()
-
-
-#: Keys that only describe a model built from scratch.
-SCRATCH_KEYS = ("model_config", "tokenizer_vocab_size")

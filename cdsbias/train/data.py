@@ -6,22 +6,19 @@ its inputs and settings, and runs in ``num_proc`` processes when asked.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
-from cdsbias.errors import CdsbiasError
-from cdsbias.occupations import occupational_sentences
-from cdsbias.train.config import CDSConfig, DataConfig
-from cdsbias.train.corpus_keys import (
+from cdsbias.data.corpora import (
     BUILTIN_CORPORA,
-    corpus_kinds,
-    is_local_dataset,
     open_corpus,
 )
+from cdsbias.data.occupations import occupational_sentences
+from cdsbias.errors import CdsbiasError
+from cdsbias.train.config import CDSConfig, DataConfig
 from cdsbias.train.units import split_sentences, tokenize_units
 
 __all__ = ["build_training_data", "load_documents", "split_sentences"]
@@ -35,7 +32,7 @@ GAP_FILES = {
 
 def gap_paths(data: DataConfig) -> list[Path]:
     """The GAP files of the recipe, from ``data_dir`` or the fetch cache."""
-    from cdsbias.fetch import resolve
+    from cdsbias.data.fetch import resolve
 
     paths = []
     for split in data.splits:
@@ -45,46 +42,6 @@ def gap_paths(data: DataConfig) -> list[Path]:
             resolve("gap", GAP_FILES[split], Path(data.data_dir) if data.data_dir else None)
         )
     return paths
-
-
-#: What each part of a corpus is, for model cards: (hub dataset id or None, description).
-CORPUS_PARTS = {
-    "gap": ("google-research-datasets/gap", "GAP Wikipedia snippets (Webster et al. 2018)"),
-    "occupations": (None, "generated occupational sentences (cdsbias `occupations` corpus)"),
-}
-
-
-def describe_corpus(data: DataConfig, n_documents: int | None = None) -> dict[str, Any]:
-    """The hub dataset ids and a readable description of the training corpus.
-
-    Never names a path of this machine: local files are described by kind and size, a
-    local dataset folder as such. ``n_documents`` is the size when the caller has the
-    documents already (a training run); otherwise they are counted if still readable.
-    """
-    kinds = corpus_kinds(data.dataset)
-    if kinds in (("local",), ("hub",)):
-        local = kinds == ("local",) or is_local_dataset(data.dataset)
-        what = f"local {data.dataset} files" if kinds == ("local",) else "a local dataset folder"
-        if not local:
-            config = f" ({data.dataset_config_name})" if data.dataset_config_name else ""
-            what = f"{data.dataset}{config}, split {data.dataset_split}"
-        if kinds == ("local",) and not data.data_files:
-            return {"datasets": [], "description": what}  # an old run's recipe: no files
-        if n_documents is None and data.streaming:
-            what += ", streamed"  # counting would read the whole corpus
-        elif n_documents is None:
-            # An older run's folder: count them if the files are still there; if they
-            # are gone the kind alone is still right.
-            with contextlib.suppress(CdsbiasError):
-                n_documents = len(load_documents(data))
-        if n_documents is not None:
-            what += f" ({n_documents} documents)"
-        return {"datasets": [] if local else [data.dataset], "description": what}
-    parts = [part for part in ("occupations", "gap") if part in kinds]
-    return {
-        "datasets": [CORPUS_PARTS[p][0] for p in parts if CORPUS_PARTS[p][0]],
-        "description": " and ".join(CORPUS_PARTS[p][1] for p in parts),
-    }
 
 
 def _gap_documents(data: DataConfig) -> Any:
@@ -145,7 +102,7 @@ def load_documents(data: DataConfig) -> Any:
     """Training documents as a ``datasets.Dataset`` with columns ``text`` and (mostly) ``id``.
 
     ``gap``: GAP's Wikipedia snippets; ``occupations``: generated sentences whose person
-    gender follows each profession's share of women (see :mod:`cdsbias.occupations`);
+    gender follows each profession's share of women (see :mod:`cdsbias.data.occupations`);
     ``occupations+gap``: both; a hub dataset id or ``text``/``json``/``csv``/``parquet``
     with ``data_files``: the ``text_column`` of that corpus and its ``id`` column if it has
     one (without one, CDS keys each document by its text). ``max_documents`` applies to

@@ -3,41 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cdsbias.errors import CdsbiasError
-from cdsbias.hub import hub_model_id
-from cdsbias.io import atomic_write_text
-from cdsbias.train.card_recipe import card_recipe
+from cdsbias.methods import MethodPlan
+from cdsbias.runs.folder import RunFolder
 from cdsbias.train.config import Recipe, load_recipe
-from cdsbias.train.methods import (
-    MethodConfig,
-    apply_method,
-    dropout_overrides,
-    method_summary,
-    summary_line,
-)
-
-#: What the publisher needs to know about a run: base model, corpus, the shaping keys.
-RUN_INFO_FILE = "run_info.json"
-RUN_MARKERS = ("bias_metrics.jsonl", "trainer_state.json", "config.json", "recipe.yaml")
 
 
-def _is_main() -> bool:
-    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+def is_main_process() -> bool:
+    """Whether this is the main process (accelerate's view of the launch)."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
 
 
 def main_print(*args: Any) -> None:
-    """Prints on the main process only (``accelerator.print`` without an Accelerator)."""
-    if _is_main():
+    """Prints on the main process only."""
+    if is_main_process():
         print(*args, flush=True)
 
 
@@ -69,95 +56,49 @@ def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = Tru
     output_dir = Path(recipe.training.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise CdsbiasError(f"output_dir {output_dir} exists and is not a folder.")
-    holds_run = output_dir.is_dir() and (
-        any(output_dir.glob("checkpoint-*")) or any((output_dir / m).exists() for m in RUN_MARKERS)
-    )
-    if holds_run and resume is None:
+    if RunFolder(output_dir).holds_run() and resume is None:
         if not recipe.run.overwrite_output_dir:
             raise CdsbiasError(
                 f"output_dir {output_dir} holds another run; nothing was overwritten. Resume it "
                 "with resume_from_checkpoint=true, pick another output_dir, or pass "
                 "overwrite_output_dir=true to delete it."
             )
-        if delete and _is_main():
+        if delete and is_main_process():
             shutil.rmtree(output_dir)
         return True
     return False
-
-
-def run_info(
-    effective: dict[str, Any],
-    data: Any,
-    n_documents: int | None = None,
-    method: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What the publisher needs of a run (``run_info.json``): the hub id of the base model
-    (none for a model built here), the corpus for the card, the recipe keys that shaped it,
-    and what was trained.
-
-    Args:
-        effective: The run's effective recipe (plain values, as in ``recipe.yaml``).
-        data: Its :class:`~cdsbias.train.config.DataConfig`.
-        n_documents: The corpus size, when the caller has read it.
-        method: :func:`~cdsbias.train.methods.method_summary` of the trained model (None
-            for runs that did not record it).
-    """
-    from cdsbias.train.data import describe_corpus
-
-    scratch = effective.get("init_from_scratch")
-    return {
-        "base_model": None if scratch else hub_model_id(effective.get("model_name_or_path")),
-        "corpus": describe_corpus(data, n_documents=n_documents),
-        "card_recipe": card_recipe(effective),
-        "method": method,
-    }
-
-
-def configure_tracking(recipe: Recipe) -> str | None:
-    """W&B without an API key runs offline (no network call can block training)."""
-    report_to = recipe.training.report_to
-    targets = [report_to] if isinstance(report_to, str) else list(report_to or [])
-    if "wandb" not in targets and "all" not in targets:
-        return None
-    os.environ.setdefault("WANDB_DIR", str(Path(recipe.training.output_dir).resolve()))
-    Path(os.environ["WANDB_DIR"]).mkdir(parents=True, exist_ok=True)
-    has_key = bool(os.environ.get("WANDB_API_KEY")) or (Path.home() / ".netrc").exists()
-    if not has_key and os.environ.get("WANDB_MODE") not in ("offline", "disabled"):
-        os.environ["WANDB_MODE"] = "offline"
-    os.environ.setdefault("WANDB_PROJECT", "cdsbias")
-    return os.environ.get("WANDB_MODE")
 
 
 def build_model(
     recipe: Recipe, resume: str | None = None, documents: Any = None
 ) -> tuple[Any, Any]:
     """Loads the pretrained masked LM, or builds a random one with its own tokenizer, with
-    the recipe's dropout, and prepares it for the recipe's method (frozen parameters,
-    LoRA or bottleneck adapters; :func:`~cdsbias.train.methods.apply_method`).
+    the config values the recipe's methods ask for (e.g. dropout), and prepares it with
+    the method plan (:meth:`~cdsbias.methods.MethodPlan.prepare`: frozen parameters,
+    adapters, ...).
 
-    A resumed run of full or partial fine-tuning takes model and tokenizer from its
+    A resumed run whose method trains full weights takes model and tokenizer from its
     checkpoint (the Trainer then restores the optimizer state), so a from-scratch tokenizer
-    is never rebuilt differently. A resumed adapter run rebuilds base and fresh adapter;
-    the Trainer then restores the adapter (LoRA) or the full weights (bottleneck) from the
-    checkpoint.
+    is never rebuilt differently. A method that trains an adapter rebuilds base and fresh
+    adapter; the Trainer then restores what trains from the checkpoint.
     """
     import torch
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.scoring import load_masked_lm
     from cdsbias.train.streaming import load_stream, tokenizer_texts
-    from cdsbias.wordpiece import train_wordpiece
+    from cdsbias.train.wordpiece import train_wordpiece
 
-    model_cfg, method = recipe.model, recipe.method
-    if resume is not None and method.peft_method == "none":
-        overrides = _dropout_of(resume, None, method)
+    model_cfg, plan = recipe.model, recipe.method
+    if resume is not None and plan.weights.resumes_from_weights:
+        overrides = _config_overrides(resume, None, plan)
         model, tokenizer = load_masked_lm(resume, config_overrides=overrides)
-        return apply_method(model, method)[0], tokenizer
+        return plan.prepare(model, tokenizer), tokenizer
     if not model_cfg.init_from_scratch:
         name, revision = model_cfg.model_name_or_path, model_cfg.model_revision
-        overrides = _dropout_of(name, revision, method)
+        overrides = _config_overrides(name, revision, plan)
         model, tokenizer = load_masked_lm(name, revision=revision, config_overrides=overrides)
-        return apply_method(model, method)[0], tokenizer
+        return plan.prepare(model, tokenizer), tokenizer
     streaming = recipe.data.streaming
     if documents is None:
         from cdsbias.train.data import load_documents
@@ -168,18 +109,18 @@ def build_model(
     settings = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
                 "intermediate_size": 128, "max_position_embeddings": 512}  # fmt: skip
     settings.update(model_cfg.model_config)
-    settings.update(dropout_overrides("bert", method))
+    settings.update(plan.config_overrides("bert"))
     try:
         config = BertConfig(vocab_size=len(tokenizer), **settings)
     except TypeError as exc:
         raise CdsbiasError(f"model_config: {exc}") from None
     torch.manual_seed(recipe.training.seed)
-    return apply_method(BertForMaskedLM(config), method)[0], tokenizer
+    return plan.prepare(BertForMaskedLM(config), tokenizer), tokenizer
 
 
-def _dropout_of(name: str, revision: str | None, method: MethodConfig) -> dict[str, float] | None:
-    """Config overrides for the method's dropout, under the names of ``name``'s family."""
-    if method.dropout is None:
+def _config_overrides(name: str, revision: str | None, plan: MethodPlan) -> dict[str, Any] | None:
+    """Config values the methods ask for, under the names of ``name``'s family."""
+    if not plan.config_overrides("bert"):  # no method changes the config
         return None
     from transformers import AutoConfig
 
@@ -187,14 +128,16 @@ def _dropout_of(name: str, revision: str | None, method: MethodConfig) -> dict[s
         model_type = AutoConfig.from_pretrained(name, revision=revision).model_type
     except (OSError, ValueError):
         return None  # load_masked_lm reports the unloadable model in its own words
-    return dropout_overrides(model_type, method)
+    return plan.config_overrides(model_type)
 
 
 def run(recipe: Recipe) -> Path:
     """Trains with bias evaluation; returns the output folder."""
-    from transformers import Trainer, set_seed
+    from transformers import set_seed
     from transformers.utils import logging as hf_logging
 
+    from cdsbias.data.corpora import describe_corpus
+    from cdsbias.runs.folder import build_run_info
     from cdsbias.train.callback import BiasEvalCallback
     from cdsbias.train.data import (
         EpochCallback,
@@ -202,9 +145,10 @@ def run(recipe: Recipe) -> Path:
         build_training_data,
         load_documents,
     )
-    from cdsbias.train.method_callbacks import TrainBeginCallback, method_callbacks
-    from cdsbias.train.points import CURVE_FILE, METRICS_FILE, read_points
+    from cdsbias.train.method_files import MethodFilesCallback
     from cdsbias.train.streaming import build_streaming_data, load_stream
+    from cdsbias.train.tracking import RecipeLogCallback, configure_tracking
+    from cdsbias.train.trainer import DebiasTrainer
 
     training = recipe.training
     # The collator needs example_id (deterministic masking); it drops what the model can't take.
@@ -224,12 +168,13 @@ def run(recipe: Recipe) -> Path:
         # Read once: tokenizer, data and card use it. A stream is only opened and checked.
         documents = (load_stream if recipe.data.streaming else load_documents)(recipe.data)
     prepare_output_dir(recipe, resume)
-    wandb_mode = configure_tracking(recipe)
+    wandb_mode = configure_tracking(training.report_to, training.output_dir)
     hf_logging.set_verbosity_warning()
     set_seed(training.seed)
 
+    plan = recipe.method
     model, tokenizer = build_model(recipe, resume, documents)
-    method = method_summary(model, recipe.method)
+    method = plan.summary(model)
     main_print(summary_line(method))
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
@@ -241,74 +186,65 @@ def run(recipe: Recipe) -> Path:
                 recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
             )
 
-    output_dir = Path(training.output_dir)
-    if _is_main():
-        output_dir.mkdir(parents=True, exist_ok=True)
-        effective = recipe.effective()
+    folder = RunFolder(training.output_dir)
+    effective = recipe.effective()
+    if is_main_process():
+        folder.path.mkdir(parents=True, exist_ok=True)
         n_examples = None if recipe.data.streaming else len(data.train)  # a stream: unknown
         effective.update(n_documents=data.n_documents, n_counterfactual=data.n_counterfactual,
                          n_train_examples=n_examples)  # fmt: skip
-        plain = json.loads(json.dumps(effective, default=str))  # YAML/JSON-safe values
-        recipe_text = yaml.safe_dump(plain, sort_keys=True)
-        (output_dir / "recipe.yaml").write_text(recipe_text)
-        info = run_info(plain, recipe.data, n_documents=data.n_documents, method=method)
-        atomic_write_text(output_dir / RUN_INFO_FILE, json.dumps(info, indent=2) + "\n")
+        recipe_text = folder.write_recipe(effective)
+        corpus = describe_corpus(recipe.data, n_documents=data.n_documents)
+        plain = folder.recipe()
+        folder.write_run_info(build_run_info(plain, corpus=corpus, method=method))
         main_print("cdsbias effective recipe:")
         main_print(recipe_text)
 
     bias = recipe.bias
     callback = BiasEvalCallback(
-        benchmarks, tokenizer=tokenizer, output_dir=output_dir,
+        benchmarks, tokenizer=tokenizer, output_dir=folder.path,
         batch_size=bias.bias_eval_batch_size, eval_at_start=bias.bias_eval_at_start,
-        heldout_dataset=data.heldout,
+        heldout_dataset=data.heldout, scoring_model=plan.scoring_model,
     )  # fmt: skip
     collator = MLMCollator(tokenizer, recipe.data.mlm_probability, seed=training.seed)
-    trainer = Trainer(
+    trainer = DebiasTrainer(
+        plan=plan,
         model=model,
         args=training,
         data_collator=collator,
         train_dataset=data.train,
         processing_class=tokenizer,
-        callbacks=[EpochCallback(collator), *method_callbacks(recipe.method),
-                   # W&B starts its run when training begins: log the recipe then.
-                   TrainBeginCallback(lambda: _log_recipe_to_trackers(recipe, method))],
+        callbacks=[EpochCallback(collator), MethodFilesCallback(plan), *plan.callbacks(),
+                   RecipeLogCallback(effective, method)],
     )  # fmt: skip
     callback.attach(trainer)
     trainer.train(resume_from_checkpoint=resume)
-    trainer.save_model(str(output_dir))
+    trainer.save_model(str(folder.path))
     trainer.save_state()  # trainer_state.json: train_runtime and the log (cdsbias compare)
-    if _is_main():
-        points = read_points(output_dir)
-        main_print(_before_after(points))
-        main_print(f"bias curve:   {output_dir / CURVE_FILE}")
-        main_print(f"bias metrics: {output_dir / METRICS_FILE}")
+    if is_main_process():
+        main_print(_before_after(folder.points()))
+        main_print(f"bias curve:   {folder.curve_file}")
+        main_print(f"bias metrics: {folder.metrics_file}")
         if wandb_mode == "offline":
-            runs = sorted((output_dir / "wandb").glob("offline-run-*"))
-            where = runs[-1] if runs else output_dir / "wandb"
+            runs = sorted((folder.path / "wandb").glob("offline-run-*"))
+            where = runs[-1] if runs else folder.path / "wandb"
             main_print(f"W&B ran offline: upload with `wandb sync {where}`")
-    return output_dir
+    return folder.path
 
 
-def _log_recipe_to_trackers(recipe: Recipe, method: dict[str, Any] | None = None) -> None:
-    """Adds the cdsbias sections and the method summary (what trained, how many
-    parameters) to the W&B config (TrainingArguments are logged by the Trainer's own
-    integration)."""
-    if not _is_main():
-        return
-    try:
-        import wandb
-    except ImportError:
-        return
-    if getattr(wandb, "run", None) is not None:
-        wandb.config.update(
-            {"cdsbias": recipe.effective(), "cdsbias_method": method}, allow_val_change=True
-        )
+def summary_line(summary: dict[str, Any]) -> str:
+    """``trainable parameters: N of M (x.xx%) - LABEL``."""
+    return (
+        f"trainable parameters: {summary['trainable_parameters']:,} of "
+        f"{summary['total_parameters']:,} ({100 * summary['trainable_share']:.2f}%) "
+        f"- {summary['label']}"
+    )
 
 
 def _before_after(points: list[dict[str, Any]]) -> str:
     """Each benchmark's headline metrics and the held-out loss, first vs last point."""
     from cdsbias.benchmarks import format_value
-    from cdsbias.train.points import before_after
+    from cdsbias.runs.points import before_after
 
     if len(points) < 1:
         return "no bias evaluation was recorded"

@@ -25,9 +25,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from cdsbias.data.corpora import BUILTIN_CORPORA, open_corpus
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.config import CDSConfig, DataConfig
-from cdsbias.train.corpus_keys import BUILTIN_CORPORA, open_corpus
 from cdsbias.train.units import tokenize_units
 
 #: Held-out documents of a stream when ``heldout_documents`` is not set.

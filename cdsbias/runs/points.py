@@ -1,28 +1,22 @@
-"""A run's evaluated points (``bias_metrics.jsonl``): reading, before/after, the curve.
+"""A run's evaluated points (``bias_metrics.jsonl``): before/after and the curve.
 
 Readers of finished runs (``cdsbias report``, ``cdsbias compare``, publishing) use this
-module without loading transformers; :mod:`cdsbias.train.callback` writes the points.
+module without loading transformers; :mod:`cdsbias.train.callback` writes the points
+through :class:`cdsbias.runs.folder.RunFolder`.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from cdsbias.benchmarks.results import Metric
-
-METRICS_FILE = "bias_metrics.jsonl"
-CURVE_FILE = "bias_curve.png"
+from cdsbias.runs.folder import RunFolder
 
 
 def read_points(output_dir: str | Path) -> list[dict[str, Any]]:
     """The evaluated points of a run, in step order (empty when there are none)."""
-    path = Path(output_dir) / METRICS_FILE
-    if not path.exists():
-        return []
-    points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return sorted(points, key=lambda p: p["step"])
+    return RunFolder(output_dir).points()
 
 
 def headline_of(entry: dict[str, Any]) -> list[Metric]:

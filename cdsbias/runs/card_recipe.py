@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdsbias.train.config import SCRATCH_KEYS
-from cdsbias.train.corpus_keys import _CORPUS_KEYS, corpus_kinds, is_local_dataset
-from cdsbias.train.methods import unused_method_keys
+from cdsbias.data.corpora import CORPUS_KEYS, corpus_kinds, is_local_dataset
+from cdsbias.methods import plan_from_values
+
+#: Keys that only shape a model built from scratch (``init_from_scratch: true``).
+SCRATCH_KEYS = ("model_config", "tokenizer_vocab_size")
 
 #: Keys that describe this machine or the run's bookkeeping, not the trained model.
 LOCAL_KEYS = frozenset(
@@ -50,7 +52,7 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
     was fine-tuned; the base model is named in the card's metadata instead.
     """
     kinds = corpus_kinds(str(effective.get("dataset", "gap")))
-    unused = {key for key, shapes in _CORPUS_KEYS.items() if not set(kinds) & set(shapes)}
+    unused = {key for key, shapes in CORPUS_KEYS.items() if not set(kinds) & set(shapes)}
     if kinds == ("occupations",):
         unused.add("max_documents")  # it cuts GAP and the other corpora only
     if kinds == ("hub",) and is_local_dataset(str(effective["dataset"])):
@@ -59,7 +61,8 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
         unused.add("heldout_fraction")  # heldout_documents chooses the held-out text
     if (effective.get("max_steps") or 0) > 0:
         unused.add("num_train_epochs")  # max_steps decides the length of training
-    unused |= unused_method_keys(effective)  # e.g. LoRA settings of a run without LoRA
+    # Keys of methods that did not act (e.g. adapter settings of a run without adapters).
+    unused |= plan_from_values(effective).unused_keys()
     shown = {}
     for key, value in effective.items():
         if key in LOCAL_KEYS or key in unused or value is None:

@@ -2,8 +2,8 @@
 
 No pretrained masked LM can be downloaded on an offline machine and a random model has
 no bias to remove, so the demo pre-trains its own, offline on a CPU: a small BERT with its
-own WordPiece vocabulary (:mod:`cdsbias.wordpiece`), on the generated occupational
-sentences (:mod:`cdsbias.occupations`), in which the gender of the person working in each
+own WordPiece vocabulary (:mod:`cdsbias.train.wordpiece`), on the generated occupational
+sentences (:mod:`cdsbias.data.occupations`), in which the gender of the person working in each
 profession follows the U.S. BLS share of women in it (the statistics behind BEC-Pro). The
 sentence frames are deliberately *not* the five BEC-Pro templates, so that BEC-Pro measures
 a bias the model generalises rather than memorised text.
@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cdsbias.data.occupations import occupational_sentences, person_pairs
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_output_dir, atomic_write_text
-from cdsbias.occupations import occupational_sentences, person_pairs
-from cdsbias.wordpiece import train_wordpiece
+from cdsbias.train.wordpiece import train_wordpiece
 
 #: The report written next to the model (settings, training time, BEC-Pro result).
 REPORT_FILE = "demo_model_report.json"

@@ -28,7 +28,7 @@ A folder holds ``bottleneck_config.json`` (the settings and the base model it ad
 ``bottleneck_adapter.safetensors`` (the adapter weights only)::
 
     from transformers import AutoModelForMaskedLM, AutoTokenizer
-    from cdsbias.bottleneck import BottleneckConfig, load_bottleneck
+    from cdsbias.methods.bottleneck import BottleneckConfig, load_bottleneck
 
     config = BottleneckConfig.load("runs/gap_cda_adapter")
     model = AutoModelForMaskedLM.from_pretrained(config.base_model_name_or_path)

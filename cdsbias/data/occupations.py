@@ -3,7 +3,7 @@
 Sentences in which the gender of the person working in each profession follows the U.S.
 BLS share of women in it (the statistics behind BEC-Pro), written in 22 frames that are
 deliberately *not* the five BEC-Pro templates, so that BEC-Pro measures a bias a model
-generalises rather than memorised text. The demo model (:mod:`cdsbias.demo_model`) is
+generalises rather than memorised text. The demo model (:mod:`cdsbias.demo.base_model`) is
 pre-trained on it, and the training data (``occupation_sentences`` in a recipe,
 :mod:`cdsbias.train.data`) draws new sentences from it with another seed.
 

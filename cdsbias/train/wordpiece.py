@@ -1,7 +1,7 @@
 """A deterministic WordPiece vocabulary learnt from a corpus, for models built from scratch.
 
 Used by the training run (``init_from_scratch``) and by the demo model builder
-(:mod:`cdsbias.demo_model`); it lives apart from both so that neither imports the other.
+(:mod:`cdsbias.demo.base_model`); it lives apart from both so that neither imports the other.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def train_wordpiece(texts: Any, vocab_size: int) -> Any:
     ranks) must get the same vocabulary every time.
     """
     # Imported here, not at the top: the CLI imports this module (through
-    # cdsbias.demo_model) to build its parser, and should not load transformers for that.
+    # cdsbias.demo.base_model) to build its parser, and should not load transformers for that.
     from tokenizers.normalizers import BertNormalizer
     from tokenizers.pre_tokenizers import BertPreTokenizer
     from transformers import BertTokenizerFast

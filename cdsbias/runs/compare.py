@@ -1,6 +1,6 @@
 """``cdsbias compare``: training runs side by side, what each method bought and what it cost.
 
-The runs are read by :mod:`cdsbias.runs` and written as one table (``comparison.md``,
+The runs are read by :mod:`cdsbias.runs.summaries` and written as one table (``comparison.md``,
 ``comparison.csv``) and a trade-off plot (``tradeoff.png``): bias reduction against
 held-out MLM loss increase, one labelled point per run.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from cdsbias.benchmarks.results import table_cell
 from cdsbias.io import atomic_path, atomic_write_text
-from cdsbias.runs import MetricChange, RunSummary, choose_metric, metric_columns, read_runs
+from cdsbias.runs.summaries import MetricChange, RunSummary, choose_metric, metric_columns, read_runs
 
 MARKDOWN_FILE = "comparison.md"
 CSV_FILE = "comparison.csv"
@@ -83,8 +83,8 @@ def _notes(runs: Sequence[RunSummary], plotted: MetricChange | None) -> list[str
                      f"did not record ({'; '.join(gaps)}).")  # fmt: skip
     if any(r.parameters_source == "weights" for r in runs):
         notes.append(
-            "Runs without a method record in run_info.json (older runs) were full "
-            "fine-tuning: every parameter of their saved weights counts as trainable."
+            "Runs without a method record in run_info.json trained every parameter of "
+            "their saved weights: all of them count as trainable."
         )
     if any(r.wall_time_source == "file times" for r in runs):
         notes.append("≈ wall time from file times: recipe.yaml (training starts) to the last "
@@ -98,7 +98,7 @@ def _notes(runs: Sequence[RunSummary], plotted: MetricChange | None) -> list[str
 def csv_text(runs: Sequence[RunSummary]) -> str:
     """The comparison as CSV: one row per run, raw numbers, blanks where a value is missing."""
     columns = metric_columns(runs)
-    header = ["run", "folder", "method", "peft_method", "trainable_parameters",
+    header = ["run", "folder", "method", "methods", "trainable_parameters",
               "total_parameters", "parameters_source", "wall_time_s", "wall_time_source",
               "resumed", "first_step", "last_step"]  # fmt: skip
     for column in columns:
@@ -108,7 +108,7 @@ def csv_text(runs: Sequence[RunSummary]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     for run in runs:
-        row: list[Any] = [run.label, str(run.folder), run.method, run.peft_method,
+        row: list[Any] = [run.label, str(run.folder), run.method, "+".join(run.methods),
                           run.trainable_parameters, run.total_parameters, run.parameters_source,
                           run.wall_time, run.wall_time_source, run.resumed, run.first_step,
                           run.last_step]  # fmt: skip

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cdsbias.benchmarks import Metric, format_value
+from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
+from cdsbias.methods import plan_from_values
+from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder
+from cdsbias.runs.points import before_after
 
 
 def bias_reduction(metric: Metric, before: float | None, after: float | None) -> float | None:
@@ -80,7 +81,7 @@ class RunSummary:
     folder: Path
     label: str
     method: str
-    peft_method: str
+    methods: list[str]  # registry names of the methods that acted
     trainable_parameters: int | None
     total_parameters: int | None
     parameters_source: str  # "run_info", "weights" or "unknown"
@@ -102,17 +103,9 @@ class RunSummary:
 
 # --------------------------------------------------------------------------- reading
 def corpus_treatment(recipe: dict[str, Any]) -> str:
-    """``CDS p=1.0``, ``CDA`` or ``original text``: what training did to the corpus."""
-    mode = recipe.get("cds_mode")
-    if mode == "cds":
-        text = f"CDS p={float(recipe.get('cds_probability', 1.0))}"
-    elif mode == "cda":
-        text = "CDA"
-    elif mode == "none":
-        return "original text"
-    else:
-        return ""
-    return text + (" (no names)" if recipe.get("cds_names") is False else "")
+    """``CDS p=0.5``, ``CDA`` or ``original text``: what training did to the corpus, as the
+    run's effective recipe says (empty when the run recorded no corpus settings)."""
+    return CorpusTreatment(recipe).label if "cds_mode" in recipe else ""
 
 
 def count_saved_parameters(folder: Path) -> int | None:
@@ -123,10 +116,7 @@ def count_saved_parameters(folder: Path) -> int | None:
     safetensors weights (e.g. only ``pytorch_model.bin``, which cannot be read without
     loading it).
     """
-    checkpoints = sorted(
-        (p for p in folder.glob("checkpoint-*") if re.fullmatch(r"checkpoint-\d+", p.name)),
-        key=lambda p: int(p.name.split("-")[1]),
-    )
+    checkpoints = RunFolder(folder).checkpoints()
     for place in [folder, *reversed(checkpoints)]:
         index = place / "model.safetensors.index.json"
         if index.exists():
@@ -154,32 +144,19 @@ def _safetensors_count(path: Path) -> int:
         return sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())  # noqa: SIM118
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """A run's YAML or JSON file as a mapping (empty when absent)."""
-    if not path.exists():
-        return {}
-    parse = json.loads if path.suffix == ".json" else yaml.safe_load
-    try:
-        value = parse(path.read_text(encoding="utf-8"))
-    except (ValueError, yaml.YAMLError) as exc:
-        problem = str(exc).splitlines()[0]
-        raise CdsbiasError(f"{path} cannot be read ({problem}); is the run complete?") from None
-    return value if isinstance(value, dict) else {}
-
-
-def _wall_time(folder: Path, metrics_file: Path) -> tuple[float | None, str]:
-    # cdsbias' train.py saves the model but not the Trainer state, so train_runtime exists
-    # only where a trainer_state.json was written beside the run (Trainer.save_state()).
-    history = _load(folder / "trainer_state.json").get("log_history") or []
+def _wall_time(run: RunFolder) -> tuple[float | None, str]:
+    # train.py saves the Trainer state at the end (Trainer.save_state()); runs from before
+    # it did have no train_runtime, and their file times give the span instead.
+    history = run.trainer_state().get("log_history") or []
     if history:
         runtimes = [e["train_runtime"] for e in history if "train_runtime" in e]
         if runtimes:
             return float(sum(runtimes)), "trainer_state"
-    recipe_file = folder / "recipe.yaml"
+    recipe_file = run.path / RECIPE_FILE
     if recipe_file.exists():
         # recipe.yaml is written when training starts, bias_metrics.jsonl after the last
         # evaluation: the span is the run's wall time, bias evaluations included.
-        span = metrics_file.stat().st_mtime - recipe_file.stat().st_mtime
+        span = run.metrics_file.stat().st_mtime - recipe_file.stat().st_mtime
         if span > 0:
             return span, "file times"
     return None, "unknown"
@@ -191,9 +168,8 @@ def read_run(folder: str | Path) -> RunSummary:
     Raises:
         CdsbiasError: The folder is missing, is not a run, or holds no evaluation.
     """
-    from cdsbias.train.points import METRICS_FILE, before_after, read_points
-
     folder = Path(folder)
+    run = RunFolder(folder)
     if not folder.is_dir():
         raise CdsbiasError(f"{folder} is not a folder; pass train.py output folders.")
     if not (folder / METRICS_FILE).exists():
@@ -202,24 +178,28 @@ def read_run(folder: str | Path) -> RunSummary:
             "output_dir (not a checkpoint-N folder)."
         )
     try:
-        points = read_points(folder)
+        points = run.points()
     except (ValueError, KeyError) as exc:
         raise CdsbiasError(f"{folder / METRICS_FILE} is not valid run output: {exc}") from None
     if not points:
         raise CdsbiasError(f"{folder / METRICS_FILE} has no evaluation points yet.")
     summary = before_after(points)
-    recipe, info = _load(folder / "recipe.yaml"), _load(folder / "run_info.json")
+    recipe, info = run.recipe(), run.run_info()
     treatment = corpus_treatment(recipe or info.get("card_recipe", {}))
     method = info.get("method") or {}
+    # run_info.json of release 0.2 recorded the parameter-efficient method beside the label.
+    recorded = {"peft_method": method["peft_method"]} if "peft_method" in method else {}
+    plan = plan_from_values({**recorded, **recipe})
     if method:
         trainable, total = method.get("trainable_parameters"), method.get("total_parameters")
         source = "run_info"
     else:
-        # Runs older than the method record in run_info.json all trained every parameter.
+        # A run that did not record its method counts: what its saved weights hold (a run
+        # without a parameter-efficient method trained every saved parameter).
         trainable = total = count_saved_parameters(folder)
         source = "weights" if trainable is not None else "unknown"
-    label = method.get("label") or "full fine-tuning"
-    wall_time, wall_source = _wall_time(folder, folder / METRICS_FILE)
+    label = method.get("label") or plan.label()
+    wall_time, wall_source = _wall_time(run)
     resume = recipe.get("resume_from_checkpoint")
     changes = {
         change.column: change
@@ -230,7 +210,7 @@ def read_run(folder: str | Path) -> RunSummary:
         folder=folder,
         label=str(recipe.get("run_name") or folder.resolve().name),
         method=f"{label} · {treatment}" if treatment else label,
-        peft_method=method.get("peft_method", "none"),
+        methods=method.get("methods") or plan.names,
         trainable_parameters=trainable,
         total_parameters=total,
         parameters_source=source,

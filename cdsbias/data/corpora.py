@@ -8,8 +8,11 @@ for ``datasets.load_dataset``. A key that does not shape the chosen corpus is an
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
@@ -17,8 +20,10 @@ from cdsbias.hub import is_repo_id
 
 __all__ = [
     "BUILTIN_CORPORA",
+    "CORPUS_KEYS",
     "LOCAL_BUILDERS",
     "corpus_kinds",
+    "describe_corpus",
     "is_local_dataset",
     "open_corpus",
     "validate_corpus",
@@ -30,7 +35,7 @@ BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
 #: ``datasets`` builders for local files (``dataset`` values that need ``data_files``).
 LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
 #: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
-_CORPUS_KEYS = {
+CORPUS_KEYS = {
     "data_files": ("local",),
     "dataset_config_name": ("hub",),
     "dataset_split": ("hub",),
@@ -70,7 +75,7 @@ def validate_corpus(data: Any, source: dict[str, Any]) -> None:
         raise CdsbiasError("dataset is empty; set gap, occupations, a hub id or json/csv/...")
     kinds = corpus_kinds(data.dataset)
     builtin = set(kinds) <= {"gap", "occupations"}
-    for key, shapes in _CORPUS_KEYS.items():
+    for key, shapes in CORPUS_KEYS.items():
         if builtin and set(shapes) <= {"gap", "occupations"}:
             continue  # recipes of the built-in corpora keep loading as before these keys
         if key in source and source[key] is not None and not set(kinds) & set(shapes):
@@ -145,3 +150,56 @@ def open_corpus(data: Any, *, streaming: bool) -> Any:
     return load_corpus(
         dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split, **common
     )
+
+
+#: What each part of a corpus is, for model cards: (hub dataset id or None, description).
+CORPUS_PARTS = {
+    "gap": ("google-research-datasets/gap", "GAP Wikipedia snippets (Webster et al. 2018)"),
+    "occupations": (None, "generated occupational sentences (cdsbias `occupations` corpus)"),
+}
+#: The corpus keys :func:`describe_corpus` reads, with their recipe defaults.
+_DESCRIBED = {
+    "dataset": "gap", "dataset_config_name": None, "dataset_split": "train",
+    "data_files": None, "text_column": "text", "streaming": False, "max_documents": None,
+}  # fmt: skip
+
+
+def describe_corpus(data: Any, n_documents: int | None = None) -> dict[str, Any]:
+    """The hub dataset ids and a readable description of the training corpus.
+
+    Never names a path of this machine: local files are described by kind and size, a
+    local dataset folder as such. ``n_documents`` is the size when the caller has the
+    documents already (a training run); otherwise they are counted if still readable.
+
+    Args:
+        data: The recipe's ``DataConfig``, or a finished run's recipe values.
+        n_documents: The number of documents, when known.
+    """
+    if isinstance(data, Mapping):
+        data = SimpleNamespace(**{k: data.get(k, v) for k, v in _DESCRIBED.items()})
+    kinds = corpus_kinds(data.dataset)
+    if kinds in (("local",), ("hub",)):
+        local = kinds == ("local",) or is_local_dataset(data.dataset)
+        what = f"local {data.dataset} files" if kinds == ("local",) else "a local dataset folder"
+        if not local:
+            config = f" ({data.dataset_config_name})" if data.dataset_config_name else ""
+            what = f"{data.dataset}{config}, split {data.dataset_split}"
+        if kinds == ("local",) and not data.data_files:
+            return {"datasets": [], "description": what}  # a recipe without its files
+        if n_documents is None and data.streaming:
+            what += ", streamed"  # counting would read the whole corpus
+        elif n_documents is None:
+            # A finished run's folder: count them if the files are still there; if they
+            # are gone the kind alone is still right.
+            with contextlib.suppress(CdsbiasError):
+                n_documents = len(open_corpus(data, streaming=False))
+                if data.max_documents is not None:
+                    n_documents = min(n_documents, data.max_documents)
+        if n_documents is not None:
+            what += f" ({n_documents} documents)"
+        return {"datasets": [] if local else [data.dataset], "description": what}
+    parts = [part for part in ("occupations", "gap") if part in kinds]
+    return {
+        "datasets": [CORPUS_PARTS[p][0] for p in parts if CORPUS_PARTS[p][0]],
+        "description": " and ".join(CORPUS_PARTS[p][1] for p in parts),
+    }

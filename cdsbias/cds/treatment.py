@@ -1,0 +1,74 @@
+"""What training did to the corpus — counterfactual substitution (CDS), augmentation (CDA)
+or nothing — described for ``cdsbias compare`` and the model card.
+
+The data choice is the corpus's, not a debiasing method's: a dropout run on original
+text cites no CDS paper, and an adapter trained on CDA cites the CDA paper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cdsbias.cds.corpus import DEFAULT_PROBABILITY
+
+CDS_CITATIONS = (
+    "Hall Maudslay, R., Gonen, H., Cotterell, R., & Teufel, S. (2019). It's All in the Name: "
+    "Mitigating Gender Bias with Name-Based Counterfactual Data Substitution. EMNLP-IJCNLP 2019.",
+    "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: Measuring "
+    "and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020.",
+)
+CDA_CITATION = (
+    "Webster, K., Wang, X., Tenney, I., Beutel, A., Pitler, E., Pavlick, E., Chen, J., Chi, E., "
+    "& Petrov, S. (2020). Measuring and Reducing Gendered Correlations in Pre-trained Models. "
+    "arXiv:2010.06032."
+)
+
+
+class CorpusTreatment:
+    """The corpus treatment of a run, read from its recipe values (``cds_mode``,
+    ``cds_probability``, ``cds_names``) as they were in effect."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.mode = values.get("cds_mode", "cds")
+        self.probability = float(values.get("cds_probability", DEFAULT_PROBABILITY))
+        self.names = values.get("cds_names", True) is not False
+
+    @property
+    def label(self) -> str:
+        """``CDS p=1.0``, ``CDA`` or ``original text`` (plus ``(no names)``)."""
+        if self.mode == "none":
+            return "original text"
+        text = f"CDS p={self.probability}" if self.mode == "cds" else "CDA"
+        return text + ("" if self.names else " (no names)")
+
+    @property
+    def tags(self) -> list[str]:
+        return {
+            "cds": ["counterfactual-data-substitution"],
+            "cda": ["counterfactual-data-augmentation"],
+        }.get(self.mode, [])
+
+    @property
+    def citations(self) -> list[str]:
+        return {"cds": list(CDS_CITATIONS), "cda": [CDA_CITATION]}.get(self.mode, [])
+
+    def card_text(self, corpus: str) -> str:
+        """The card's sentence on the training data."""
+        if self.mode == "none":
+            return f"trained on {corpus} as it is (no counterfactual substitution)"
+        swapped = (
+            "gendered words and first names were swapped (he↔she, his↔her, John↔Mary, ...)"
+            if self.names
+            else "gendered words were swapped (he↔she, his↔her, ...)"
+        )
+        if self.mode == "cda":
+            return (
+                f"trained with **counterfactual data augmentation** (CDA, two-sided as in "
+                f"Webster et al. 2020) on {corpus} plus a copy in which {swapped}"
+            )
+        return (
+            f"trained with **counterfactual data substitution** (CDS, Hall Maudslay et al. "
+            f"2019; Bartl et al. 2020) on {corpus} in which {swapped}, each document with "
+            f"probability p = {self.probability}"
+        )

@@ -1,0 +1,68 @@
+"""Debiasing methods: one module per method behind one interface (:mod:`.base`), combined
+per run by a :class:`~cdsbias.methods.plan.MethodPlan`.
+
+=========== =========== ===================================================== ==========
+name        role        what it does                                           module
+=========== =========== ===================================================== ==========
+``full``    weights     every weight trains (the default)                      full.py
+``partial`` weights     only ``trainable_parameters`` globs train              partial.py
+``lora``    weights     peft LoRA (Hu et al. 2022), base frozen                lora.py
+``adapter`` weights     bottleneck adapters (ADELE), base frozen               adapter.py
+``dropout`` regularizer higher training dropout (Webster et al. 2020)          dropout.py
+=========== =========== ===================================================== ==========
+
+What acts on the *data* (CDS, CDA, original text) is the corpus's business
+(:mod:`cdsbias.cds.treatment`), not a method's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from cdsbias.methods.base import REGISTRY, ROLES, Method, NoOptions, Role, get_method, register
+from cdsbias.methods.plan import (
+    MethodPlan,
+    MethodSelection,
+    option_classes,
+    option_keys,
+    plan_from_values,
+    saved_method,
+    saved_methods,
+)
+
+#: Modules of this package that hold no method.
+_NOT_METHODS = {"base", "plan", "bottleneck"}
+
+
+def load_all() -> None:
+    """Imports every method module, registering its method (idempotent, cheap after once)."""
+    for info in pkgutil.iter_modules(__path__):
+        if info.name not in _NOT_METHODS and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def list_methods() -> dict[str, str]:
+    """``{name: description}`` of every registered method."""
+    load_all()
+    return {name: REGISTRY[name].description for name in sorted(REGISTRY)}
+
+
+__all__ = [
+    "REGISTRY",
+    "ROLES",
+    "Method",
+    "MethodPlan",
+    "MethodSelection",
+    "NoOptions",
+    "Role",
+    "get_method",
+    "list_methods",
+    "load_all",
+    "option_classes",
+    "option_keys",
+    "plan_from_values",
+    "register",
+    "saved_method",
+    "saved_methods",
+]

@@ -1,0 +1,224 @@
+"""How methods combine into one run: a :class:`MethodPlan` built from recipe values.
+
+A run has exactly one way of choosing what trains (role ``weights``: full, partial,
+LoRA, adapter), any regularizers (dropout), at most one loss term and at most one
+post-hoc step. The plan applies them in that order and describes the combination for
+``run_info.json``, ``cdsbias compare`` and the model card. Plans are built from recipe
+values, so a finished run's plan is rebuilt from its effective ``recipe.yaml`` exactly
+as it trained (never re-defaulted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods.base import REGISTRY, Method
+
+
+@dataclass
+class MethodSelection:
+    """Which parameter-efficient method trains (partial fine-tuning is chosen by
+    ``trainable_parameters``, full fine-tuning by choosing nothing)."""
+
+    peft_method: Literal["none", "lora", "adapter"] = field(
+        default="none",
+        metadata={
+            "help": "'none' (fine-tune the weights), 'lora' (peft LoRA on lora_target_modules) "
+            "or 'adapter' (Pfeiffer bottleneck adapters after each feed-forward block, base "
+            "frozen, as ADELE)."
+        },
+    )
+
+
+def option_classes() -> tuple[type, ...]:
+    """Every recipe dataclass of the methods: the selection and each method's options."""
+    from cdsbias.methods import load_all
+
+    load_all()
+    classes: list[type] = [MethodSelection]
+    for cls in REGISTRY.values():
+        if cls.option_keys() and cls.Options not in classes:
+            classes.append(cls.Options)
+    return tuple(classes)
+
+
+def option_keys() -> set[str]:
+    """Every recipe key a method declares (the selection key included)."""
+    import dataclasses
+
+    return {f.name for cls in option_classes() for f in dataclasses.fields(cls)}
+
+
+@dataclass
+class MethodPlan:
+    """The methods of one run, by role."""
+
+    weights: Method
+    regularizers: tuple[Method, ...] = ()
+    loss: Method | None = None
+    posthoc: Method | None = None
+
+    @property
+    def methods(self) -> list[Method]:
+        """Every method that acts, in the order they act."""
+        rest = [m for m in (self.loss, self.posthoc) if m is not None]
+        return [self.weights, *self.regularizers, *rest]
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.methods]
+
+    def check(self, *, init_from_scratch: bool) -> None:
+        for method in self.methods:
+            method.check(init_from_scratch=init_from_scratch)
+
+    def config_overrides(self, model_type: str) -> dict[str, Any]:
+        """Config values every method loads the model with."""
+        overrides: dict[str, Any] = {}
+        for method in self.methods:
+            overrides.update(method.config_overrides(model_type))
+        return overrides
+
+    def prepare(self, model: Any, tokenizer: Any = None) -> Any:
+        """The loaded model, prepared for training by each method in turn."""
+        for method in self.methods:
+            model = method.prepare(model, tokenizer)
+        return model
+
+    def save(self, model: Any, folder: Path) -> None:
+        """Writes every method's own files into ``folder``."""
+        for method in self.methods:
+            method.save(model, folder)
+
+    def callbacks(self) -> list[Any]:
+        return [callback for method in self.methods for callback in method.callbacks()]
+
+    def scoring_model(self, model: Any) -> Any:
+        """The model the scorer reads during training (e.g. the one a peft wrapper holds)."""
+        return self.weights.scoring_model(model)
+
+    def label(self, model: Any = None) -> str:
+        """``LoRA r=8 (query, value) + dropout 0.20/0.15``."""
+        return " + ".join(m.label(model) for m in self.methods)
+
+    def summary(self, model: Any) -> dict[str, Any]:
+        """What ``run_info.json["method"]`` records: the methods with their options, the
+        label and the parameter counts.
+
+        ``total_parameters`` counts every tensor of the model to train once (adapters
+        included, tied weights once); ``trainable_parameters`` those that require gradients.
+        """
+        params = list(model.parameters())  # shared tensors are listed once
+        total = sum(p.numel() for p in params)
+        trainable = sum(p.numel() for p in params if p.requires_grad)
+        return {
+            "methods": self.names,
+            "options": {m.name: m.option_values() for m in self.methods},
+            "label": self.label(model),
+            "trainable_parameters": trainable,
+            "total_parameters": total,
+            "trainable_share": trainable / total if total else 0.0,
+        }
+
+    def unused_keys(self) -> set[str]:
+        """Method keys that did not shape the run (left out of its model card)."""
+        used = {key for m in self.methods for key in m.option_keys()}
+        return {key for cls in REGISTRY.values() for key in cls.option_keys()} - used
+
+    def card_tags(self) -> list[str]:
+        return [tag for m in self.methods for tag in m.card_tags]
+
+    def citations(self) -> list[str]:
+        return [m.citation for m in self.methods if m.citation]
+
+
+def _selected(values: Mapping[str, Any], role: str) -> list[type[Method]]:
+    return [cls for cls in REGISTRY.values() if cls.role == role and cls.is_selected(values)]
+
+
+def plan_from_values(
+    values: Mapping[str, Any],
+    *,
+    given: Mapping[str, Any] | None = None,
+    init_from_scratch: bool = False,
+) -> MethodPlan:
+    """The plan of a recipe.
+
+    Args:
+        values: Recipe values (a parsed recipe's, or a finished run's ``recipe.yaml``);
+            absent keys take the methods' defaults.
+        given: The keys the user wrote; a key of a method that is not selected is an
+            error (never dropped silently). None: not checked (reading a finished run).
+        init_from_scratch: Whether the model is built from scratch (adapters refuse it).
+
+    Raises:
+        CdsbiasError: Two ways of training chosen, a key of an unselected method, a bad
+            option value, or a method that cannot act on this run.
+    """
+    from cdsbias.methods import load_all
+
+    load_all()
+    weights = _selected(values, "weights")
+    if len(weights) > 1:
+        chosen = "; ".join(f"{cls.title} ({cls.selected_by})" for cls in weights)
+        raise CdsbiasError(
+            f"The recipe chooses two ways of training: {chosen}. A run trains one way "
+            "(with LoRA or an adapter only the adapter trains). Remove one of them."
+        )
+    weights_cls = weights[0] if weights else REGISTRY["full"]
+    chosen_classes = [weights_cls, *_selected(values, "regularizer")]
+    for role in ("loss", "posthoc"):
+        extra = _selected(values, role)
+        if len(extra) > 1:
+            raise CdsbiasError(
+                f"A run has at most one {role} method; the recipe selects "
+                f"{', '.join(cls.name for cls in extra)}. Remove all but one."
+            )
+        chosen_classes += extra
+    if given is not None:
+        _check_unused_keys(chosen_classes, given)
+    methods = [cls.from_values(values) for cls in chosen_classes]
+    by_role = {m.role: m for m in methods if m.role in ("loss", "posthoc")}
+    plan = MethodPlan(
+        weights=methods[0],
+        regularizers=tuple(m for m in methods if m.role == "regularizer"),
+        loss=by_role.get("loss"),
+        posthoc=by_role.get("posthoc"),
+    )
+    plan.check(init_from_scratch=init_from_scratch)
+    return plan
+
+
+def _check_unused_keys(chosen: list[type[Method]], given: Mapping[str, Any]) -> None:
+    for cls in REGISTRY.values():
+        if cls in chosen:
+            continue
+        keys = [key for key in cls.option_keys() if given.get(key) is not None]
+        if keys:
+            one = len(keys) == 1
+            raise CdsbiasError(
+                f"{', '.join(keys)} {'applies' if one else 'apply'} only to {cls.selected_by} "
+                f"({cls.title}), which this recipe does not choose; remove "
+                f"{'it' if one else 'them'} or choose {cls.selected_by}."
+            )
+
+
+def saved_method(folder: str | Path) -> type[Method] | None:
+    """The method whose saved files ``folder`` holds (an adapter), or None (full weights)."""
+
+    for cls in saved_methods():
+        if cls.holds(Path(folder)):
+            return cls
+    return None
+
+
+def saved_methods() -> list[type[Method]]:
+    """The methods that save files of their own instead of full weights."""
+    from cdsbias.methods import load_all
+
+    load_all()
+    return [cls for cls in REGISTRY.values() if cls.files()]
