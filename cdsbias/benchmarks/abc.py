@@ -157,6 +157,14 @@ class ABC(Benchmark):
         )
 
     # --------------------------------------------------------------- scoring
+    def unmasked_reads(self) -> str | None:
+        if self.options.scoring == "genda":
+            return (
+                "with scoring=genda reads every token of unmasked sentences (GenDa Lens' "
+                "perplexity); use --option abc.scoring=pll"
+            )
+        return None
+
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         """Adds ``score_reflexive``, ``score_male``, ``score_female`` and the relatives."""
         if len(rows) == 0:

@@ -211,7 +211,17 @@ class Benchmark(ABC):
             scored = self.score(scorer, rows)
         summary, metrics = self._summarize_quietly(scored)
         summary.update(annotate or {})
+        self_debias = getattr(scorer, "self_debias", None)
+        if self_debias is not None:
+            # A debiased score must never pass for a plain one: both files say so.
+            summary["self_debias"] = self_debias.settings()
+            scored = scored.assign(self_debias=self_debias.label())
         return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+
+    def unmasked_reads(self) -> str | None:
+        """Why, with the options chosen, this benchmark reads scores at unmasked positions
+        (which Self-Debias cannot decay), or None when every read is at a mask."""
+        return None
 
     def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """:meth:`summarize`, saying once which headline statistic is undefined and why.

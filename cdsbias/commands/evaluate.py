@@ -12,6 +12,7 @@ from cdsbias.errors import CdsbiasError
 
 def register(subparsers: Any) -> None:
     from cdsbias.benchmarks import DEFAULT_BENCHMARKS, DEPRECATED_FLAGS
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX
 
     parser = subparsers.add_parser(
         "evaluate",
@@ -44,6 +45,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--device", help="torch device (default: cuda, mps or cpu)")
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    parser.add_argument(
+        "--self-debias", nargs="?", const=GENDER_PREFIX, metavar="PREFIX",
+        help="score under Self-Debias (Schick et al. 2021): every masked read is decayed "
+        "where the PREFIX makes a token likelier; default prefix bias-bench's gender one "
+        f"({GENDER_PREFIX.strip()!r}). Costs a second forward pass per input",
+    )  # fmt: skip
+    parser.add_argument(
+        "--self-debias-lambda", type=float, default=DECAY_CONSTANT, metavar="LAMBDA",
+        help=f"Self-Debias decay constant (default {DECAY_CONSTANT:g})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--self-debias-epsilon", type=float, default=EPSILON, metavar="EPSILON",
+        help=f"Self-Debias floor of the decay factor (default {EPSILON:g})",
+    )  # fmt: skip
     # Flags that older releases had for one benchmark; they still work, with a warning.
     for flag, (name, option, choices) in DEPRECATED_FLAGS.items():
         parser.add_argument(
@@ -158,6 +173,24 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
     ]
 
 
+def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any:
+    """The ``--self-debias`` settings, or None; refuses a benchmark that reads no masked
+    position before the model is loaded."""
+    if args.self_debias is None:
+        return None
+    from cdsbias.scoring.self_debias import SelfDebias
+
+    settings = SelfDebias(args.self_debias, args.self_debias_lambda, args.self_debias_epsilon)
+    for benchmark in benchmarks:
+        reason = benchmark.unmasked_reads()
+        if reason:
+            raise CdsbiasError(
+                f"--self-debias decays predictions at masked positions, but {benchmark.name} "
+                f"{reason}."
+            )
+    return settings
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import write_result
 
@@ -169,6 +202,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
     benchmarks = build_benchmarks(names, args)
+    self_debias = self_debias_settings(args, benchmarks)
     # Read every data set before the (slow) model load, so bad data fails fast.
     for benchmark in benchmarks:
         _ = benchmark.rows
@@ -181,6 +215,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         revision=args.revision,
         progress=not args.quiet,
+        self_debias=self_debias,
     )
     for benchmark in benchmarks:
         result = benchmark.evaluate(scorer, annotate={"model": args.model})
