@@ -217,3 +217,12 @@ def test_cli_refuses_a_benchmark_without_masked_reads(tiny_bert, tmp_path, capsy
     assert code == 2 and len(err) == 1
     assert err[0].startswith("error: --self-debias") and "abc.scoring=pll" in err[0]
     assert not out.exists()
+
+
+def test_cli_constants_need_the_mode(tiny_bert, tmp_path, capsys):
+    code = main([
+        "evaluate", str(tiny_bert), "-b", "becpro", "--out", str(tmp_path / "out"),
+        "--self-debias-lambda", "10",
+    ])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["error: --self-debias-lambda applies only with --self-debias."]

@@ -52,11 +52,11 @@ def register(subparsers: Any) -> None:
         f"({GENDER_PREFIX.strip()!r}). Costs a second forward pass per input",
     )  # fmt: skip
     parser.add_argument(
-        "--self-debias-lambda", type=float, default=DECAY_CONSTANT, metavar="LAMBDA",
+        "--self-debias-lambda", type=float, metavar="LAMBDA",
         help=f"Self-Debias decay constant (default {DECAY_CONSTANT:g})",
     )  # fmt: skip
     parser.add_argument(
-        "--self-debias-epsilon", type=float, default=EPSILON, metavar="EPSILON",
+        "--self-debias-epsilon", type=float, metavar="EPSILON",
         help=f"Self-Debias floor of the decay factor (default {EPSILON:g})",
     )  # fmt: skip
     # Flags that older releases had for one benchmark; they still work, with a warning.
@@ -176,11 +176,20 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
 def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any:
     """The ``--self-debias`` settings, or None; refuses a benchmark that reads no masked
     position before the model is loaded."""
-    if args.self_debias is None:
-        return None
-    from cdsbias.scoring.self_debias import SelfDebias
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, SelfDebias
 
-    settings = SelfDebias(args.self_debias, args.self_debias_lambda, args.self_debias_epsilon)
+    constants = {"lambda": args.self_debias_lambda, "epsilon": args.self_debias_epsilon}
+    if args.self_debias is None:
+        given = [f"--self-debias-{name}" for name, value in constants.items() if value is not None]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise CdsbiasError(f"{' and '.join(given)} {verb} only with --self-debias.")
+        return None
+    settings = SelfDebias(
+        args.self_debias,
+        DECAY_CONSTANT if constants["lambda"] is None else constants["lambda"],
+        EPSILON if constants["epsilon"] is None else constants["epsilon"],
+    )
     for benchmark in benchmarks:
         reason = benchmark.unmasked_reads()
         if reason:

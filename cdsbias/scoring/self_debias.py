@@ -38,7 +38,7 @@ a score read at a visible token (ABC's GenDa Lens "perplexity") is refused.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cdsbias.errors import CdsbiasError
@@ -71,9 +71,6 @@ class SelfDebias:
     prefix: str = GENDER_PREFIX
     decay_constant: float = DECAY_CONSTANT
     epsilon: float = EPSILON
-    _prefix_cache: dict[int, tuple[int, ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self) -> None:
         if not self.decay_constant >= 0:
@@ -107,9 +104,6 @@ class SelfDebias:
         As bias-bench: ``first_token + " " + prefix`` tokenized without special tokens, the
         leading special token dropped (``first_id`` None: the prefix alone).
         """
-        key = -1 if first_id is None else int(first_id)
-        if key in self._prefix_cache:
-            return self._prefix_cache[key]
         if self.is_identity:
             ids: list[int] = []
         elif first_id is None:
@@ -121,8 +115,7 @@ class SelfDebias:
                 ids = ids[1:]
             else:  # the special token was not recognised in text: the prefix alone
                 ids = list(tokenizer(self.prefix, add_special_tokens=False)["input_ids"])
-        self._prefix_cache[key] = tuple(ids)
-        return self._prefix_cache[key]
+        return tuple(ids)
 
     def inference_cost(self, tokenizer: Any, first_id: int | None) -> dict[str, int]:
         """Forward passes and extra input tokens per prediction (per scored input)."""
@@ -171,6 +164,7 @@ def prefixed_inputs(
     assert settings is not None
     out: list[tuple[int, ...]] = []
     moved: list[list[int]] = []
+    prefixes: dict[int | None, tuple[int, ...]] = {}  # by the special token it follows
     for ids, read in zip(sequences, positions, strict=True):
         for p in read:
             if ids[p] != scorer.mask_id:
@@ -180,7 +174,10 @@ def prefixed_inputs(
                     "tokens, e.g. ABC with --option scoring=pll."
                 )
         at = 1 if ids and ids[0] in scorer._frame_ids else 0
-        prefix = settings.prefix_ids(scorer.tokenizer, ids[0] if at else None)
+        first = ids[0] if at else None
+        if first not in prefixes:
+            prefixes[first] = settings.prefix_ids(scorer.tokenizer, first)
+        prefix = prefixes[first]
         scorer.check_length(
             len(ids) + len(prefix), f"An input with the Self-Debias prefix ({len(prefix)} tokens)"
         )
