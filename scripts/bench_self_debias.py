@@ -3,11 +3,11 @@
 Both runs score all 5,400 BEC-Pro rows (``BecPro.score``: encoding, deduplicated,
 length-sorted batches, chain rule) with the same model; the Self-Debias run
 (``--self-debias`` of ``cdsbias evaluate``, bias-bench's gender prefix, λ = 50, ε = 0.01)
-adds a prefixed partner for every distinct input. The compute floor of the ratio is
-``2 + k / L`` for a k-token prefix and inputs of mean length L (both passes run every token),
-so short benchmark sentences cost relatively more. Runs alternate (plain, debiased, plain,
-debiased, ...) and the best of ``--repeats`` is kept, which keeps a busy machine's noise out
-of the ratio.
+adds a prefixed partner for every distinct input, so the encoder runs ``2 + k / L`` times
+the plain run's tokens for a k-token prefix and inputs of mean length L: short benchmark
+sentences cost relatively more (the fixed costs of encoding and statistics do not grow).
+Runs alternate (plain, debiased, plain, debiased, ...) and the best of ``--repeats`` is
+kept, which keeps a busy machine's noise out of the ratio.
 
 Usage:
     python scripts/bench_self_debias.py                 # bert-base-sized random model (12 x 768)
@@ -92,8 +92,8 @@ def main() -> None:
     print(
         f"per prediction: {cost['forward_passes']} forward passes "
         f"({debiased_inputs / plain_inputs:.0f}x the sequences), {extra} extra input tokens "
-        f"(the prefix); plain inputs average {mean_length:.1f} tokens, so the token floor of "
-        f"the ratio is {2 + extra / mean_length:.2f}x"
+        f"(the prefix); plain inputs average {mean_length:.1f} tokens, so the encoder runs "
+        f"{2 + extra / mean_length:.2f}x the plain run's tokens"
     )
 
 

@@ -12,6 +12,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.context_debias_data import build_examples, default_attribute_words
 from cdsbias.methods.context_debias_loss import ContextDebiasLoss, hidden_states
+from cdsbias.testing import ARCHITECTURES
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -189,6 +190,20 @@ def test_bottleneck_original_states_are_the_base_models_bit_for_bit(bert):
     assert torch.equal(fn.original_states(model, ids, attention), expected)
     assert not torch.equal(adapted, expected)
     assert all(adapter.enabled for adapter in adapters(model).values())
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURES)
+def test_every_architecture(zoo, arch):
+    """hidden_states of every supported family: embedding output + one entry per layer, and
+    the loss reaches the weights."""
+    model, tokenizer = load(zoo[arch])
+    fn = loss_fn().prepare(model, tokenizer, CORPUS)
+    layers = model.config.num_hidden_layers + 1
+    assert tuple(fn.vectors.shape) == (2, layers, model.config.hidden_size)
+    terms = fn.loss_terms(model)
+    fn.total(terms).backward()
+    assert float(terms["debias"]) > 0 and torch.isfinite(terms["preserve"])
+    assert model.get_input_embeddings().weight.grad is not None
 
 
 def test_bad_input(bert):

@@ -67,8 +67,16 @@ LAYERS = ("all", "first", "last")
 LEVELS = ("token", "sentence")
 
 
+def unwrapped(model: Any) -> Any:
+    """The model inside ``DistributedDataParallel``-style wrappers (``.module``)."""
+    while hasattr(model, "module") and hasattr(model.module, "config"):
+        model = model.module
+    return model
+
+
 def masked_lm_of(model: Any) -> Any:
-    """The ``*ForMaskedLM`` inside a peft model (the model itself otherwise)."""
+    """The ``*ForMaskedLM`` inside wrappers and a peft model (the model itself otherwise)."""
+    model = unwrapped(model)
     return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
@@ -184,6 +192,7 @@ class ContextDebiasLoss:
                 f"class; the corpus gave {self.examples.counts()}. Use a larger corpus or "
                 "other word lists."
             )
+        model = unwrapped(model)
         if hasattr(model, "disable_adapter"):
             self._original = "peft"
         elif adapters(model):
@@ -287,6 +296,7 @@ class ContextDebiasLoss:
 
         if self._original is None:
             raise CdsbiasError("ContextDebiasLoss.prepare() must run before the loss.")
+        model = unwrapped(model)
         if self._original == "peft":
             switch: Any = model.disable_adapter()
         elif self._original == "bottleneck":
