@@ -226,3 +226,22 @@ def test_cli_constants_need_the_mode(tiny_bert, tmp_path, capsys):
     ])  # fmt: skip
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err == ["error: --self-debias-lambda applies only with --self-debias."]
+
+
+def test_becpro_compat_is_refused_under_self_debias(tiny_bert, becpro, tmp_path, capsys):
+    """compat=bartl2020 runs its own forward passes: no debiased result may be labelled."""
+    out = tmp_path / "out"
+    code = main([
+        "evaluate", str(tiny_bert), "-b", "becpro", "--data", str(becpro), "--out", str(out),
+        "--option", "compat=bartl2020", "--self-debias",
+    ])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "drop the compat option" in err[0]
+    assert not out.exists()
+    from cdsbias.benchmarks import build_benchmark
+
+    plain = MaskedLMScorer.from_pretrained(str(tiny_bert))
+    scorer = MaskedLMScorer(plain.model, plain.tokenizer, self_debias=SelfDebias())
+    benchmark = build_benchmark("becpro", {"data_file": becpro, "compat": "bartl2020"})
+    with pytest.raises(CdsbiasError, match="Self-Debias cannot score becpro"):
+        benchmark.evaluate(scorer)

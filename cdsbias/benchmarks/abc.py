@@ -157,11 +157,12 @@ class ABC(Benchmark):
         )
 
     # --------------------------------------------------------------- scoring
-    def unmasked_reads(self) -> str | None:
+    def self_debias_conflict(self) -> str | None:
         if self.options.scoring == "genda":
             return (
-                "with scoring=genda reads every token of unmasked sentences (GenDa Lens' "
-                "perplexity); use --option abc.scoring=pll"
+                "scoring=genda reads every token of unmasked sentences (GenDa Lens' "
+                "perplexity) and Self-Debias decays masked predictions only; use "
+                "--option abc.scoring=pll"
             )
         return None
 

@@ -198,6 +198,10 @@ class Benchmark(ABC):
         """
         import pandas as pd
 
+        self_debias = getattr(scorer, "self_debias", None)
+        conflict = self.self_debias_conflict() if self_debias is not None else None
+        if conflict:
+            raise CdsbiasError(f"Self-Debias cannot score {self.name}: {conflict}.")
         rows = self.rows
         if world_size > 1:
             if gather is None:
@@ -211,16 +215,15 @@ class Benchmark(ABC):
             scored = self.score(scorer, rows)
         summary, metrics = self._summarize_quietly(scored)
         summary.update(annotate or {})
-        self_debias = getattr(scorer, "self_debias", None)
         if self_debias is not None:
             # A debiased score must never pass for a plain one: both files say so.
             summary["self_debias"] = self_debias.settings()
             scored = scored.assign(self_debias=self_debias.label())
         return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
 
-    def unmasked_reads(self) -> str | None:
-        """Why, with the options chosen, this benchmark reads scores at unmasked positions
-        (which Self-Debias cannot decay), or None when every read is at a mask."""
+    def self_debias_conflict(self) -> str | None:
+        """Why Self-Debias cannot score this benchmark with the options chosen (it reads
+        unmasked positions, or runs the model outside the scorer), or None."""
         return None
 
     def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:

@@ -191,12 +191,9 @@ def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any
         EPSILON if constants["epsilon"] is None else constants["epsilon"],
     )
     for benchmark in benchmarks:
-        reason = benchmark.unmasked_reads()
-        if reason:
-            raise CdsbiasError(
-                f"--self-debias decays predictions at masked positions, but {benchmark.name} "
-                f"{reason}."
-            )
+        conflict = benchmark.self_debias_conflict()
+        if conflict:
+            raise CdsbiasError(f"--self-debias cannot score {benchmark.name}: {conflict}.")
     return settings
 
 
