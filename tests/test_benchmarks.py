@@ -248,3 +248,23 @@ def test_one_row_says_once_which_statistic_is_undefined(name, scorer, tmp_path):
     if undefined:
         message = str(undefined[0].message)
         assert all(m.label in message for m in nan) and "row(s)" in message
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_self_debias_covers_every_masked_read(name, scorer, tmp_path):
+    """Under Self-Debias a benchmark scores and records the settings in its summary and
+    rows, or (reading unmasked positions) says so before scoring anything."""
+    from cdsbias.scoring.self_debias import SelfDebias
+
+    settings = SelfDebias()
+    debiased = MaskedLMScorer(scorer.model, scorer.tokenizer, self_debias=settings)
+    benchmark = _benchmark(name, tmp_path)
+    if benchmark.self_debias_conflict():
+        with pytest.raises(CdsbiasError, match=f"Self-Debias cannot score {name}: "):
+            benchmark.evaluate(debiased)
+        assert debiased.sequences_run == 0
+        return
+    result = benchmark.evaluate(debiased)
+    assert result.summary["self_debias"] == settings.settings()
+    assert set(result.rows["self_debias"]) == {settings.label()}
+    assert debiased.sequences_run % 2 == 0

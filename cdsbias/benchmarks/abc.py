@@ -157,6 +157,15 @@ class ABC(Benchmark):
         )
 
     # --------------------------------------------------------------- scoring
+    def self_debias_conflict(self) -> str | None:
+        if self.options.scoring == "genda":
+            return (
+                "scoring=genda reads every token of unmasked sentences (GenDa Lens' "
+                "perplexity) and Self-Debias decays masked predictions only; use "
+                "--option abc.scoring=pll"
+            )
+        return None
+
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         """Adds ``score_reflexive``, ``score_male``, ``score_female`` and the relatives."""
         if len(rows) == 0:

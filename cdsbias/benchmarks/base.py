@@ -198,6 +198,10 @@ class Benchmark(ABC):
         """
         import pandas as pd
 
+        self_debias = getattr(scorer, "self_debias", None)
+        conflict = self.self_debias_conflict() if self_debias is not None else None
+        if conflict:
+            raise CdsbiasError(f"Self-Debias cannot score {self.name}: {conflict}.")
         rows = self.rows
         if world_size > 1:
             if gather is None:
@@ -211,7 +215,16 @@ class Benchmark(ABC):
             scored = self.score(scorer, rows)
         summary, metrics = self._summarize_quietly(scored)
         summary.update(annotate or {})
+        if self_debias is not None:
+            # A debiased score must never pass for a plain one: both files say so.
+            summary["self_debias"] = self_debias.settings()
+            scored = scored.assign(self_debias=self_debias.label())
         return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+
+    def self_debias_conflict(self) -> str | None:
+        """Why Self-Debias cannot score this benchmark with the options chosen (it reads
+        unmasked positions, or runs the model outside the scorer), or None."""
+        return None
 
     def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """:meth:`summarize`, saying once which headline statistic is undefined and why.

@@ -126,6 +126,14 @@ class BecPro(Benchmark):
         return read_becpro_tsv(self.default_file("BEC-Pro_DE.tsv"))
 
     # --------------------------------------------------------------- scoring
+    def self_debias_conflict(self) -> str | None:
+        if self.options.compat == "bartl2020":
+            return (
+                "compat=bartl2020 runs the authors' own forward passes, outside the scorer "
+                "that applies Self-Debias; drop the compat option"
+            )
+        return None
+
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         """Adds ``p_tm``, ``p_tam`` and ``association`` (natural log) to every row."""
         out = rows.copy()

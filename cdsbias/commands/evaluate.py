@@ -12,6 +12,7 @@ from cdsbias.errors import CdsbiasError
 
 def register(subparsers: Any) -> None:
     from cdsbias.benchmarks import DEFAULT_BENCHMARKS, DEPRECATED_FLAGS
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX
 
     parser = subparsers.add_parser(
         "evaluate",
@@ -44,6 +45,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--device", help="torch device (default: cuda, mps or cpu)")
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    parser.add_argument(
+        "--self-debias", nargs="?", const=GENDER_PREFIX, metavar="PREFIX",
+        help="score under Self-Debias (Schick et al. 2021): every masked read is decayed "
+        "where the PREFIX makes a token likelier; default prefix bias-bench's gender one "
+        f"({GENDER_PREFIX.strip()!r}). Costs a second forward pass per input",
+    )  # fmt: skip
+    parser.add_argument(
+        "--self-debias-lambda", type=float, metavar="LAMBDA",
+        help=f"Self-Debias decay constant (default {DECAY_CONSTANT:g})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--self-debias-epsilon", type=float, metavar="EPSILON",
+        help=f"Self-Debias floor of the decay factor (default {EPSILON:g})",
+    )  # fmt: skip
     # Flags that older releases had for one benchmark; they still work, with a warning.
     for flag, (name, option, choices) in DEPRECATED_FLAGS.items():
         parser.add_argument(
@@ -158,6 +173,30 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
     ]
 
 
+def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any:
+    """The ``--self-debias`` settings, or None; refuses a benchmark that reads no masked
+    position before the model is loaded."""
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, SelfDebias
+
+    constants = {"lambda": args.self_debias_lambda, "epsilon": args.self_debias_epsilon}
+    if args.self_debias is None:
+        given = [f"--self-debias-{name}" for name, value in constants.items() if value is not None]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise CdsbiasError(f"{' and '.join(given)} {verb} only with --self-debias.")
+        return None
+    settings = SelfDebias(
+        args.self_debias,
+        DECAY_CONSTANT if constants["lambda"] is None else constants["lambda"],
+        EPSILON if constants["epsilon"] is None else constants["epsilon"],
+    )
+    for benchmark in benchmarks:
+        conflict = benchmark.self_debias_conflict()
+        if conflict:
+            raise CdsbiasError(f"--self-debias cannot score {benchmark.name}: {conflict}.")
+    return settings
+
+
 def run_evaluate(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import write_result
 
@@ -169,6 +208,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
     benchmarks = build_benchmarks(names, args)
+    self_debias = self_debias_settings(args, benchmarks)
     # Read every data set before the (slow) model load, so bad data fails fast.
     for benchmark in benchmarks:
         _ = benchmark.rows
@@ -181,6 +221,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         revision=args.revision,
         progress=not args.quiet,
+        self_debias=self_debias,
     )
     for benchmark in benchmarks:
         result = benchmark.evaluate(scorer, annotate={"model": args.model})

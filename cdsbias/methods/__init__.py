@@ -32,7 +32,7 @@ from cdsbias.methods.plan import (
 )
 
 #: Modules of this package that hold no method.
-_NOT_METHODS = {"base", "plan", "bottleneck"}
+_NOT_METHODS = {"base", "plan", "bottleneck", "context_debias_loss", "context_debias_data"}
 
 
 def load_all() -> None:

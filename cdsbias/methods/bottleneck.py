@@ -41,6 +41,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,12 +151,15 @@ class Bottleneck(nn.Module):
         nn.init.zeros_(self.up.weight)
         nn.init.zeros_(self.up.bias)
 
+    #: False while :func:`disabled_adapters` is active: the hook then leaves ``h`` alone.
+    enabled: bool = True
+
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return hidden + self.up(self.act(self.down(hidden)))
 
-    def hook(self, _module: nn.Module, _args: Any, output: torch.Tensor) -> torch.Tensor:
+    def hook(self, _module: nn.Module, _args: Any, output: torch.Tensor) -> torch.Tensor | None:
         """Forward hook on the module that produces the feed-forward output."""
-        return self(output)
+        return self(output) if self.enabled else None
 
 
 def hook_points(model: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -187,6 +192,28 @@ def _parent(model: nn.Module, name: str) -> tuple[str, nn.Module]:
 def adapters(model: nn.Module) -> dict[str, Bottleneck]:
     """The attached adapters by module name (empty when there are none)."""
     return {n: m for n, m in model.named_modules() if isinstance(m, Bottleneck)}
+
+
+@contextmanager
+def disabled_adapters(model: nn.Module) -> Iterator[nn.Module]:
+    """Runs ``model`` as its base inside the block: every adapter's hook passes ``h`` on
+    untouched, so the outputs are the base model's bit for bit (peft's
+    ``model.disable_adapter()`` for the bottleneck adapter; no second copy of the model).
+
+    Raises:
+        CdsbiasError: ``model`` has no bottleneck adapters.
+    """
+    attached = list(adapters(model).values())
+    if not attached:
+        raise CdsbiasError("The model has no bottleneck adapters to switch off.")
+    previous = [adapter.enabled for adapter in attached]
+    for adapter in attached:
+        adapter.enabled = False
+    try:
+        yield model
+    finally:
+        for adapter, state in zip(attached, previous, strict=True):
+            adapter.enabled = state
 
 
 def add_bottleneck_adapters(

@@ -20,13 +20,18 @@ targets reduce to the usual ``ln softmax(logits)[t]`` at the mask.
 
 Which pieces spell a word (a word-boundary marker split off in front of it included) is
 decided at the text level, in :mod:`cdsbias.scoring.encoding`.
+
+With ``self_debias`` set, every read is Self-Debias's ``p'`` instead (Schick et al. 2021;
+:mod:`cdsbias.scoring.self_debias`): each distinct input is run a second time with the
+debiasing prefix inserted, in the same batch order, and its rows are read at the shifted
+positions.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +43,9 @@ from cdsbias.scoring.encoding import (
     _is_cased,
     input_limit,
 )
+
+if TYPE_CHECKING:
+    from cdsbias.scoring.self_debias import SelfDebias
 
 #: Cap on read rows x vocabulary entries per forward batch. A batch's log-softmax is
 #: ``[read rows, vocab]``: reading every position of 64 inputs (PLL, ABC) under XLM-R's
@@ -77,6 +85,9 @@ class MaskedLMScorer(TargetEncoding):
             runs out.
         device: Where to run; defaults to the model's current device.
         progress: Show a tqdm progress bar over batches.
+        self_debias: Score under Self-Debias (:mod:`cdsbias.scoring.self_debias`): every
+            read gets ``p' ∝ p · max(exp(−λ · max(q − p, 0)), ε)`` with ``q`` read from a
+            second, prefixed input. ``None`` (default) scores plainly.
 
     Raises:
         CdsbiasError: If the tokenizer has no mask token or is not a fast tokenizer.
@@ -90,6 +101,7 @@ class MaskedLMScorer(TargetEncoding):
         batch_size: int = 64,
         device: Any = None,
         progress: bool = False,
+        self_debias: SelfDebias | None = None,
     ) -> None:
         import torch
 
@@ -108,6 +120,8 @@ class MaskedLMScorer(TargetEncoding):
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.progress = progress
+        #: Self-Debias settings, or None for plain scoring.
+        self.self_debias = self_debias
         self.device = (
             torch.device(device) if device is not None else next(model.parameters()).device
         )
@@ -133,7 +147,8 @@ class MaskedLMScorer(TargetEncoding):
             for name in ("cls", "sep", "bos", "eos", "pad")
             if getattr(tokenizer, f"{name}_token_id", None) is not None
         }
-        #: Number of forward passes (distinct sequences) run so far; for benchmarks/tests.
+        #: Number of sequences run through the model so far (Self-Debias's prefixed
+        #: partners included); for benchmarks/tests.
         self.sequences_run = 0
 
     @classmethod
@@ -145,6 +160,7 @@ class MaskedLMScorer(TargetEncoding):
         batch_size: int = 64,
         revision: str | None = None,
         progress: bool = False,
+        self_debias: SelfDebias | None = None,
     ) -> MaskedLMScorer:
         """Loads a hub id or local folder (see :func:`cdsbias.scoring.load_masked_lm`).
 
@@ -159,6 +175,7 @@ class MaskedLMScorer(TargetEncoding):
             batch_size=batch_size,
             device=resolve_device(device),
             progress=progress,
+            self_debias=self_debias,
         )
 
     def target_log_probs(
@@ -325,6 +342,13 @@ class MaskedLMScorer(TargetEncoding):
                 raise CdsbiasError(f"Position {position} is outside a {len(key)}-token input.")
             wanted[index].setdefault(position, []).append(request)
         sequences = list(distinct)
+        debias = self.self_debias if self.self_debias and not self.self_debias.is_identity else None
+        if debias is not None:
+            # The prefixed partner of each distinct input, built (and checked) before any
+            # forward pass; it keeps its partner's place in the length order and batch.
+            from cdsbias.scoring.self_debias import debias_log_probs, prefixed_inputs
+
+            partners, moved = prefixed_inputs(self, sequences, [list(w) for w in wanted])
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         vocab = self._vocab_size
         read_rows = [len(positions_of) for positions_of in wanted]
@@ -336,25 +360,41 @@ class MaskedLMScorer(TargetEncoding):
             iterator = tqdm(batches, desc="scoring", unit="batch", leave=False)
         with torch.inference_mode():
             for batch in iterator:
-                width = max(len(sequences[i]) for i in batch)
-                input_ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-                attention = torch.zeros((len(batch), width), dtype=torch.long)
-                columns = max(len(wanted[i]) for i in batch)
-                gather = torch.zeros((len(batch), columns), dtype=torch.long)
-                request_rows: list[list[int]] = []
-                keep: list[int] = []
-                for row, seq_index in enumerate(batch):
-                    sequence = sequences[seq_index]
-                    input_ids[row, : len(sequence)] = torch.as_tensor(sequence)
-                    attention[row, : len(sequence)] = 1
-                    for column, (position, requests) in enumerate(wanted[seq_index].items()):
-                        gather[row, column] = position
-                        request_rows.append(requests)
-                        keep.append(row * columns + column)
-                logits = self._logits_at(input_ids, attention, gather)
-                flat = logits.reshape(-1, logits.shape[-1])[torch.as_tensor(keep)]
-                self.sequences_run += len(batch)
-                yield request_rows, torch.log_softmax(flat.float(), dim=-1)
+                request_rows = [requests for i in batch for requests in wanted[i].values()]
+                reads = [list(wanted[i]) for i in batch]
+                log_probs = self._batch_log_softmax([sequences[i] for i in batch], reads)
+                if debias is not None:
+                    log_q = self._batch_log_softmax(
+                        [partners[i] for i in batch], [moved[i] for i in batch]
+                    )
+                    log_probs = debias_log_probs(
+                        log_probs, log_q, debias.decay_constant, debias.epsilon
+                    )
+                yield request_rows, log_probs
+
+    def _batch_log_softmax(
+        self, sequences: Sequence[Sequence[int]], reads: Sequence[Sequence[int]]
+    ) -> Any:
+        """One padded forward pass: ``ln softmax`` rows ``[sum of len(reads), vocab]``, in
+        the order of ``reads`` (per sequence, its positions)."""
+        import torch
+
+        width = max(len(sequence) for sequence in sequences)
+        input_ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(sequences), width), dtype=torch.long)
+        columns = max(len(read) for read in reads)
+        gather = torch.zeros((len(sequences), columns), dtype=torch.long)
+        keep: list[int] = []
+        for row, (sequence, read) in enumerate(zip(sequences, reads, strict=True)):
+            input_ids[row, : len(sequence)] = torch.as_tensor(sequence)
+            attention[row, : len(sequence)] = 1
+            for column, position in enumerate(read):
+                gather[row, column] = position
+                keep.append(row * columns + column)
+        logits = self._logits_at(input_ids, attention, gather)
+        flat = logits.reshape(-1, logits.shape[-1])[torch.as_tensor(keep)]
+        self.sequences_run += len(sequences)
+        return torch.log_softmax(flat.float(), dim=-1)
 
     def _logits_at(self, input_ids: Any, attention: Any, gather: Any) -> Any:
         """Logits ``[batch, columns, vocab]`` at the positions in ``gather``.
