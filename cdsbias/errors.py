@@ -14,6 +14,28 @@ class CdsbiasError(Exception):
     """
 
 
+def did_you_mean(name: str, names: Iterable[str], n: int = 1) -> str:
+    """The ``Did you mean ...?`` sentence every "unknown name" error of cdsbias ends with.
+
+    The suggestions are :func:`difflib.get_close_matches` with its default similarity
+    cutoff (0.6), best first, so every lookup suggests by the same rule.
+
+    Args:
+        name: The name the user gave.
+        names: The valid names.
+        n: How many suggestions at most.
+
+    Returns:
+        ``"Did you mean 'y'?"`` (``"Did you mean 'a', 'b' or 'c'?"`` for several), or ``""``
+        when no valid name is close.
+    """
+    close = [f"'{c}'" for c in difflib.get_close_matches(str(name), [str(x) for x in names], n=n)]
+    if not close:
+        return ""
+    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"Did you mean {listed}?"
+
+
 def unknown_name_error(kind: str, name: str, available: Iterable[str]) -> CdsbiasError:
     """Builds the lm-evaluation-harness style error for a failed registry lookup.
 
@@ -26,6 +48,6 @@ def unknown_name_error(kind: str, name: str, available: Iterable[str]) -> Cdsbia
         An error reading ``Unknown benchmark 'x'. Did you mean 'y'? Available: a, b``.
     """
     names = sorted(available)
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    return CdsbiasError(f"Unknown {kind} '{name}'.{hint} Available: {', '.join(names)}")
+    hint = did_you_mean(name, names)
+    parts = [f"Unknown {kind} '{name}'.", hint, f"Available: {', '.join(names)}"]
+    return CdsbiasError(" ".join(p for p in parts if p))

@@ -258,7 +258,7 @@ def test_tsv_bad_label_reports_file_and_line(tmp_path):
 
 
 def test_unknown_compat_mode():
-    with pytest.raises(CdsbiasError, match=r"'compat' must be one of bartl2020.*did you mean"):
+    with pytest.raises(CdsbiasError, match=r"'compat' must be one of bartl2020.*Did you mean"):
         BecPro(compat="bartl2021")
 
 

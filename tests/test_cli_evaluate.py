@@ -124,7 +124,7 @@ def test_option_a_benchmark_does_not_take(tiny_bert, tmp_path, capsys):
 def test_option_typo_and_bad_value(tiny_bert, tmp_path, capsys):
     out = str(tmp_path)
     err = run_error(["evaluate", str(tiny_bert), "--out", out, "--option", "n_resample=9"], capsys)
-    assert "did you mean 'n_resamples'" in err
+    assert "Did you mean 'n_resamples'" in err
     err = run_error(
         ["evaluate", str(tiny_bert), "--out", out, "--option", "mask_per=pieces"], capsys
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import typing
 import warnings
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import yaml
 
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.options import check_value, parse_key_values
 from cdsbias.train.corpus_keys import (
     validate_corpus,
@@ -326,9 +325,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
             hints.update({k: v for k, v in typing.get_type_hints(cls).items() if k not in hints})
     for key in list(values):
         if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
-            hint = f"; did you mean '{close[0]}'?" if close else "."
-            raise CdsbiasError(f"Unknown recipe key '{key}'{hint}")
+            raise CdsbiasError(f"Unknown recipe key '{key}'. {did_you_mean(key, fields)}".strip())
         if key in NORMALIZERS:
             values[key] = NORMALIZERS[key](values[key])
         values[key] = check_value(key, values[key], hints.get(key, Any))
