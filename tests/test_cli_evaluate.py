@@ -159,7 +159,7 @@ def test_options_go_to_the_benchmarks_that_have_them(real_vocab_bert, tmp_path):
     assert (becpro.language, winobias.language) == ("en", "en")
 
 
-def test_deprecated_becpro_flags_still_work_with_a_warning(real_vocab_bert, tmp_path, capsys):
+def test_becpro_shorthand_flags_set_its_options(real_vocab_bert, tmp_path, capsys):
     data = small_becpro(tmp_path / "small.tsv", n_per_group=1)
     out = tmp_path / "out"
     code = main([
@@ -167,9 +167,23 @@ def test_deprecated_becpro_flags_still_work_with_a_warning(real_vocab_bert, tmp_
         "--compat", "bartl2020", "--option", "n_resamples=50",
     ])  # fmt: skip
     assert code == 0
-    err = capsys.readouterr().err
-    assert "--compat is deprecated" in err and "--option becpro.compat=bartl2020" in err
+    assert "warning" not in capsys.readouterr().err.lower()
     assert json.loads((out / "becpro" / "summary.json").read_text())["mode"] == "bartl2020"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "key"),
+    [("--compat", "bartl2020", "compat"), ("--mask-per", "piece", "mask_per")],
+)
+def test_becpro_shorthand_flag_without_becpro_is_an_error(
+    flag, value, key, tiny_bert, tmp_path, capsys
+):
+    argv = ["evaluate", str(tiny_bert), "-b", "winobias", "--out", str(tmp_path), flag, value]
+    assert run_error(argv, capsys) == (
+        f"error: {flag} {value} (--option becpro.{key}={value}): 'becpro' is not among the "
+        "benchmarks evaluated (winobias)."
+    )
+    assert not (tmp_path / "winobias").exists()
 
 
 def test_target_outside_vocabulary(tiny_bert, tmp_path, capsys):

@@ -330,7 +330,8 @@ def test_dropout_keys_reach_the_model_config(zoo, arch):
 def test_dropout_keys_reach_a_model_built_from_scratch():
     from cdsbias.train.run import build_model
 
-    overrides = ["dataset=occupations", "occupation_sentences=50", "hidden_dropout_prob=0.3"]
+    overrides = ["dataset=occupations", "max_documents=null", "occupation_sentences=50"]
+    overrides.append("hidden_dropout_prob=0.3")
     model, _ = build_model(load_recipe(SMOKE, overrides))
     assert model.config.hidden_dropout_prob == 0.3
     assert model.config.attention_probs_dropout_prob == 0.1  # not set: BERT's own

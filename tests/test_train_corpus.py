@@ -89,6 +89,11 @@ def test_data_files_takes_a_list_and_a_glob(tmp_path):
         (["dataset=json", "data_files=MISSING/*.jsonl"], "data_files: no file matches"),
         (["dataset=json", "data_files=MISSING/c.jsonl"], "data_files: input file not found"),
         (["dataset=json", "data_files=FILE", "max_documents=0"], "max_documents must be"),
+        (
+            ["dataset=occupations"],  # smoke.yaml sets max_documents: 120
+            r"max_documents does not apply to dataset: occupations \(occupation_sentences sets "
+            r"its size\); remove it \(max_documents=null\) or set occupation_sentences\.",
+        ),
     ],
 )
 def test_recipe_rejects_conflicting_or_missing_corpus_keys(jsonl, overrides, message):
@@ -203,6 +208,13 @@ def test_gap_documents_are_the_gap_file(tmp_path):
     )
     assert two["id"] == [rows[0]["ID"], rows[1]["ID"]]
     assert describe_corpus(DataConfig())["datasets"] == ["google-research-datasets/gap"]
+
+
+def test_max_documents_cuts_gap_of_occupations_plus_gap():
+    recipe = load_recipe(SMOKE, ["output_dir=x", "dataset=occupations+gap"])
+    assert recipe.data.max_documents == 120  # from smoke.yaml: accepted, it cuts GAP
+    alone = load_recipe(SMOKE, ["output_dir=x", "dataset=occupations", "max_documents=null"])
+    assert alone.data.max_documents is None
 
 
 def test_occupation_documents_are_the_generated_sentences():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ from cdsbias.errors import CdsbiasError
 
 
 def register(subparsers: Any) -> None:
-    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, DEPRECATED_FLAGS
+    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, OPTION_SHORTHAND_FLAGS
 
     parser = subparsers.add_parser(
         "evaluate",
@@ -44,11 +43,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--device", help="torch device (default: cuda, mps or cpu)")
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    # Flags that older releases had for one benchmark; they still work, with a warning.
-    for flag, (name, option, choices) in DEPRECATED_FLAGS.items():
+    for flag, (name, option, choices) in OPTION_SHORTHAND_FLAGS.items():
         parser.add_argument(
-            flag, choices=choices or None, dest=f"deprecated:{name}.{option}",
-            help=f"deprecated: use --option {name}.{option}=VALUE",
+            flag, choices=choices or None, dest=f"shorthand:{name}.{option}",
+            help=f"shorthand for --option {name}.{option}=VALUE",
         )  # fmt: skip
     parser.set_defaults(func=run_evaluate)
 
@@ -87,9 +85,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def option_specs(
-    names: list[str], items: list[str], deprecated: dict[str, Any]
+    names: list[str], items: list[str], shorthand: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """``--option`` items -> ``{benchmark: {option: value}}``.
+    """``--option`` items (and ``{"NAME.KEY": value}`` of the shorthand flags) ->
+    ``{benchmark: {option: value}}``.
 
     ``NAME.KEY=VALUE`` goes to one benchmark; a bare ``KEY=VALUE`` to every named benchmark
     whose options have KEY (an error if none has it).
@@ -107,7 +106,7 @@ def option_specs(
     fields = {
         name: {f.name for f in dataclasses.fields(get_benchmark(name).Options)} for name in names
     }
-    for key, value in [*parse_key_values(items, "--option").items(), *deprecated.items()]:
+    for key, value in [*parse_key_values(items, "--option").items(), *shorthand.items()]:
         target, dot, option = key.rpartition(".")
         option = option.replace("-", "_")
         if dot:
@@ -133,23 +132,21 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
 
     for name in names:
         get_benchmark(name)  # unknown names fail first, with "Did you mean"
-    deprecated = {}
+    shorthand = {}
     for dest, value in vars(args).items():
-        if dest.startswith("deprecated:") and value is not None:
-            key = dest.removeprefix("deprecated:")
+        if dest.startswith("shorthand:") and value is not None:
+            key = dest.removeprefix("shorthand:")
             name, option = key.split(".", 1)
-            flag = "--" + option.replace("_", "-")
-            warnings.warn(
-                f"{flag} is deprecated and will be removed in the next release; use "
-                f"--option {name}.{option}={value}.",
-                FutureWarning,
-                stacklevel=2,
-            )
-            if name in names:
-                deprecated[key] = value
+            if name not in names:  # as for --option NAME.KEY: never dropped silently
+                flag = "--" + option.replace("_", "-")
+                raise CdsbiasError(
+                    f"{flag} {value} (--option {key}={value}): '{name}' is not among the "
+                    f"benchmarks evaluated ({', '.join(names)})."
+                )
+            shorthand[key] = value
     if args.data is not None and len(names) > 1:
         raise CdsbiasError("--data names one file, so it takes one --benchmark; use --data-dir.")
-    specs = option_specs(names, args.option, deprecated)
+    specs = option_specs(names, args.option, shorthand)
     return [
         build_benchmark(
             name, specs[name], data_file=args.data, data_dir=args.data_dir, language=args.language

@@ -109,7 +109,10 @@ class DataConfig:
     )
     max_documents: int | None = field(
         default=None,
-        metadata={"help": "Use only the first N documents of the corpus (smoke tests)."},
+        metadata={
+            "help": "Use only the first N documents of the corpus (smoke tests); with "
+            "occupations+gap, of GAP. dataset: occupations is sized by occupation_sentences."
+        },
     )
     heldout_fraction: float = field(
         default=0.05,

@@ -79,6 +79,13 @@ def validate_corpus(data: Any, source: dict[str, Any]) -> None:
                 f"{key} does not apply to dataset: {data.dataset} (only to "
                 f"{' or '.join(_KIND_NAMES[k] for k in shapes)}); remove it or change dataset."
             )
+    if kinds == ("occupations",) and data.max_documents is not None:
+        # The generated corpus has occupation_sentences documents; a second size would be
+        # ignored (with occupations+gap, max_documents cuts GAP).
+        raise CdsbiasError(
+            "max_documents does not apply to dataset: occupations (occupation_sentences sets "
+            "its size); remove it (max_documents=null) or set occupation_sentences."
+        )
     if kinds == ("local",):
         if not data.data_files:
             raise CdsbiasError(
