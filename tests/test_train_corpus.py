@@ -13,6 +13,7 @@ from cdsbias.errors import CdsbiasError
 from cdsbias.occupations import occupational_sentences
 from cdsbias.train.card_recipe import card_recipe
 from cdsbias.train.config import DataConfig, load_recipe
+from cdsbias.train.corpus_keys import open_corpus
 from cdsbias.train.data import describe_corpus, load_documents
 from cdsbias.train.points import read_points
 from cdsbias.train.run import RUN_INFO_FILE
@@ -84,7 +85,6 @@ def test_data_files_takes_a_list_and_a_glob(tmp_path):
         (["text_column=body"], "text_column does not apply to dataset: gap"),
         (["dataset_split=test"], "dataset_split does not apply to dataset: gap"),
         (["dataset=json", "data_files=FILE", "dataset_config_name=en"], "dataset_config_name"),
-        (["dataset=org/corpus", "data_files=FILE"], "data_files does not apply"),
         (["dataset=json", "data_files=FILE", "splits=[test]"], "splits does not apply"),
         (["dataset=json", "data_files=MISSING/*.jsonl"], "data_files: no file matches"),
         (["dataset=json", "data_files=MISSING/c.jsonl"], "data_files: input file not found"),
@@ -184,10 +184,37 @@ def test_hub_corpus_description_and_card(tmp_path):
         "datasets": ["someone/absent-corpus"],
         "description": "someone/absent-corpus (en), split train",
     }
+    files = DataConfig(dataset="someone/absent-corpus", data_files=["en/*.jsonl", "x.jsonl"])
+    assert describe_corpus(files)["description"] == (
+        "someone/absent-corpus, split train (files en/*.jsonl, x.jsonl)"
+    )
     folder = DataConfig(dataset=str(tmp_path))
     assert describe_corpus(folder)["datasets"] == []
     assert str(tmp_path) not in json.dumps(describe_corpus(folder))
     assert "dataset" not in card_recipe({"dataset": str(tmp_path), "text_column": "text"})
+
+
+def test_data_files_select_files_of_a_dataset_repository(tmp_path):
+    # A local dataset folder stands in for a hub repository: load_dataset(path, data_files=)
+    # resolves the files inside it the same way.
+    repo = tmp_path / "corpus-repo"
+    (repo / "en").mkdir(parents=True)
+    write_jsonl(repo / "en" / "a.jsonl", DOCS[:1])
+    write_jsonl(repo / "en" / "b.jsonl", DOCS[1:])
+    write_jsonl(repo / "other.jsonl", [{"doc": "z", "body": "They left."}])
+    overrides = ["output_dir=x", f"dataset={repo}", "data_files=en/b.jsonl", "text_column=body"]
+    recipe = load_recipe(SMOKE, overrides)
+    assert recipe.data.data_files == ["en/b.jsonl"]
+    assert load_documents(recipe.data).to_dict() == {"text": [d["body"] for d in DOCS[1:]]}
+    everything = DataConfig(dataset=str(repo), text_column="body")
+    assert len(load_documents(everything)) == 4  # without data_files: every file of the repo
+    recipe = load_recipe(SMOKE, [*overrides[:2], "data_files=en/*.jsonl", "text_column=body"])
+    assert load_documents(recipe.data)["text"] == [d["body"] for d in DOCS]
+    streamed = open_corpus(recipe.data, streaming=True)
+    assert [row["body"] for row in streamed] == [d["body"] for d in DOCS]
+    recipe = load_recipe(SMOKE, [*overrides[:2], "data_files=en/c.jsonl", "text_column=body"])
+    with pytest.raises(CdsbiasError, match=f"could not load dataset '{repo}'"):
+        load_documents(recipe.data)
 
 
 # ------------------------------------------------------------------ built-in corpora

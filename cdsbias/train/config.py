@@ -83,7 +83,8 @@ class DataConfig:
         default=None,
         metadata={
             "help": "Local files of dataset: text/json/csv/parquet: a path, a glob "
-            "(corpus/*.jsonl) or a list; never written into a model card."
+            "(corpus/*.jsonl) or a list; never written into a model card. With a hub "
+            "dataset id: files of that repository (as load_dataset's data_files)."
         },
     )
     text_column: str = field(

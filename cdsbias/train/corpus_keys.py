@@ -31,7 +31,7 @@ BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
 LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
 #: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
 _CORPUS_KEYS = {
-    "data_files": ("local",),
+    "data_files": ("local", "hub"),  # a hub repo's files, as load_dataset(id, data_files=)
     "dataset_config_name": ("hub",),
     "dataset_split": ("hub",),
     "text_column": ("hub", "local"),
@@ -150,5 +150,6 @@ def open_corpus(data: Any, *, streaming: bool) -> Any:
             raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
         return load_corpus(data.data_files, builder=data.dataset, **common)
     return load_corpus(
-        dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split, **common
-    )
+        dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
+        data_files=data.data_files, **common,
+    )  # fmt: skip

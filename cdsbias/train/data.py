@@ -68,6 +68,8 @@ def describe_corpus(data: DataConfig, n_documents: int | None = None) -> dict[st
         if not local:
             config = f" ({data.dataset_config_name})" if data.dataset_config_name else ""
             what = f"{data.dataset}{config}, split {data.dataset_split}"
+            if data.data_files:  # files of the hub repository, not of this machine
+                what += f" (files {', '.join(data.data_files)})"
         if kinds == ("local",) and not data.data_files:
             return {"datasets": [], "description": what}  # an old run's recipe: no files
         if n_documents is None and data.streaming:
