@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny_models import ARCHITECTURES
 
 from cdsbias.bottleneck import (
     CONFIG_FILE,
@@ -22,7 +23,6 @@ from cdsbias.bottleneck import (
 )
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
-from cdsbias.testing import ARCHITECTURES
 from cdsbias.train.card_recipe import card_recipe
 from cdsbias.train.config import load_recipe
 from cdsbias.train.methods import (

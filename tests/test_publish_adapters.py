@@ -15,12 +15,12 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 from tests_helpers import METHODS, fine_tune
+from tiny_models import tiny_masked_lm
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
 from cdsbias.publish_adapters import check_matches_checkpoint
 from cdsbias.scoring import load_masked_lm
-from cdsbias.testing import tiny_masked_lm
 from cdsbias.train.run import RUN_INFO_FILE
 
 HUB_BASE = "org/tiny-bert"

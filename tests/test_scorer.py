@@ -249,7 +249,7 @@ def test_compat_is_silent_on_bert_vocabularies(tiny_bert):
 # ------------------------------------------------- lower-case targets in cased models
 @pytest.fixture(scope="module")
 def cased(tmp_path_factory) -> MaskedLMScorer:
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
 
     folder = tiny_masked_lm("bert-cased", tmp_path_factory.mktemp("cased") / "bert", layers=1)
     return MaskedLMScorer.from_pretrained(str(folder))
