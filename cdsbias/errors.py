@@ -14,6 +14,19 @@ class CdsbiasError(Exception):
     """
 
 
+class InputTooLongError(CdsbiasError):
+    """An input longer than the model accepts (``n_tokens`` > ``max_length``).
+
+    Raised by the scorer, which sees token ids; a caller that knows where the input came
+    from (a benchmark and its row) names that instead.
+    """
+
+    def __init__(self, message: str, n_tokens: int, max_length: int) -> None:
+        super().__init__(message)
+        self.n_tokens = n_tokens
+        self.max_length = max_length
+
+
 def did_you_mean(name: str, names: Iterable[str], n: int = 1) -> str:
     """The ``Did you mean ...?`` sentence every "unknown name" error of cdsbias ends with.
 

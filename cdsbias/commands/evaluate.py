@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
+
+#: Where ``cdsbias evaluate`` writes without ``--out``: one folder per model below it.
+DEFAULT_OUT_ROOT = "cdsbias_results"
+_NOT_IN_FOLDER_NAMES = re.compile(r"[\"<>:/|\\?*\[\]]+")
+
+
+def default_out(model: str, revision: str | None = None) -> Path:
+    """``cdsbias_results/<model>``: the model id or path with ``/`` and other characters
+    a folder name cannot hold as ``__`` (lm-evaluation-harness' rule), ``@revision`` after.
+
+    >>> default_out("org/name").as_posix()
+    'cdsbias_results/org__name'
+    >>> default_out("./runs/demo/checkpoint-6", "main").as_posix()
+    'cdsbias_results/runs__demo__checkpoint-6@main'
+    """
+    name = _NOT_IN_FOLDER_NAMES.sub("__", model).lstrip("._") or "model"
+    if revision:
+        name += "@" + _NOT_IN_FOLDER_NAMES.sub("__", revision)
+    return Path(DEFAULT_OUT_ROOT) / name
 
 
 def register(subparsers: Any) -> None:
@@ -16,7 +36,8 @@ def register(subparsers: Any) -> None:
         "evaluate",
         help="score a masked LM on bias benchmarks",
         description="Score a masked LM (hub id or local folder) on one or more bias "
-        "benchmarks; writes OUT/<benchmark>/rows.tsv and summary.json.",
+        "benchmarks; prints each benchmark's table and writes OUT/<benchmark>/rows.tsv and "
+        f"summary.json (OUT defaults to {DEFAULT_OUT_ROOT}/<model>).",
     )
     parser.add_argument("model", help="hub model id (e.g. bert-base-uncased) or local folder")
     parser.add_argument(
@@ -24,7 +45,11 @@ def register(subparsers: Any) -> None:
         help="benchmark name(s), comma-separated (see `cdsbias benchmarks`); default "
         f"{','.join(DEFAULT_BENCHMARKS)}",
     )  # fmt: skip
-    parser.add_argument("--out", "-o", required=True, type=Path, help="output folder")
+    parser.add_argument(
+        "--out", "-o", type=Path,
+        help=f"output folder (default: {DEFAULT_OUT_ROOT}/<model>, e.g. "
+        f"{DEFAULT_OUT_ROOT}/org__name for the hub id org/name)",
+    )  # fmt: skip
     parser.add_argument("--data", type=Path, help="data file to use instead of the default")
     parser.add_argument(
         "--data-dir", type=Path,
@@ -163,6 +188,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CdsbiasError("--benchmark names no benchmark.")
     if args.batch_size < 1:
         raise CdsbiasError(f"--batch-size must be at least 1, got {args.batch_size}.")
+    if args.out is None:  # as lm-evaluation-harness: print the tables, results go here
+        args.out = default_out(args.model, args.revision)
     if args.out.exists() and not args.out.is_dir():
         raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
     benchmarks = build_benchmarks(names, args)
