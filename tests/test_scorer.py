@@ -226,7 +226,7 @@ BECPRO_ROWS = (
 
 
 def test_compat_warns_once_when_id_zero_is_not_padding(model_zoo):
-    from cdsbias.scoring.compat import bartl2020_associations
+    from cdsbias.benchmarks.becpro_bartl2020 import bartl2020_associations
 
     roberta = MaskedLMScorer.from_pretrained(str(model_zoo["roberta"]))
     with pytest.warns(UserWarning, match=r"BERT vocabularies.*'<s>'.*Drop --compat") as caught:
@@ -237,7 +237,7 @@ def test_compat_warns_once_when_id_zero_is_not_padding(model_zoo):
 def test_compat_is_silent_on_bert_vocabularies(tiny_bert):
     import warnings
 
-    from cdsbias.scoring.compat import bartl2020_associations
+    from cdsbias.benchmarks.becpro_bartl2020 import bartl2020_associations
 
     scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
     with warnings.catch_warnings():
