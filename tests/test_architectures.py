@@ -2,7 +2,7 @@
 
 One model per architecture (``tests/tiny_models.py``), each with a tokenizer of
 its real kind trained locally. The matrix backs the support table of
-docs/architectures.md: target encoding against the tokenizer's own tokens, batched scores
+docs/supported_models.md: target encoding against the tokenizer's own tokens, batched scores
 against unpadded forward passes, ``cdsbias fill``, a benchmark through ``cdsbias
 evaluate``, position limits, and (slow) a few training steps with the bias callback and a
 dry-run publish.
