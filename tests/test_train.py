@@ -32,7 +32,7 @@ def smoke_args(shared_data: Path, output_dir: Path, *extra: str) -> list[str]:
 # ------------------------------------------------------------------ configuration
 def test_unknown_key_names_the_closest(tmp_path):
     with pytest.raises(
-        CdsbiasError, match="Unknown recipe key 'learning_rat'. Did you mean 'learning_rate'"
+        CdsbiasError, match=r"Unknown recipe key 'learning_rat'\. Did you mean 'learning_rate'"
     ):
         load_recipe(SMOKE, ["learning_rat=1e-4"])
 
