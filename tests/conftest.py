@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from cdsbias.testing import real_bert_vocab, tiny_masked_lm
+from tiny_models import real_bert_vocab, tiny_masked_lm
 
 # Tests never touch the network or a W&B account.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -116,7 +115,7 @@ def _vocab_file(folder: Path, tokens: list[str]) -> Path:
 def build_bert(folder: Path, vocab_file: Path | None = None, layers: int = 2, seed: int = 0):
     """A random BertForMaskedLM (hidden 32) with a tiny or the real uncased vocabulary.
 
-    Built by :func:`cdsbias.testing.tiny_masked_lm`, the builder scripts/ use too.
+    Built by :func:`tiny_models.tiny_masked_lm`, the builder scripts/ use too.
     """
     if vocab_file is None:
         tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *PIECES]
@@ -247,8 +246,8 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory) -> dict[str, Path]:
-    """A tiny masked LM of every supported architecture (``cdsbias.testing``), built once."""
-    from cdsbias.testing import ARCHITECTURES, tiny_masked_lm
+    """A tiny masked LM of every supported architecture (``tests/tiny_models.py``), built once."""
+    from tiny_models import ARCHITECTURES, tiny_masked_lm
 
     root = tmp_path_factory.mktemp("zoo")
     return {name: tiny_masked_lm(name, root / name) for name in ARCHITECTURES}
@@ -265,7 +264,7 @@ def becpro(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def base(tmp_path_factory) -> Path:
     """The tiny BERT that the method and publishing tests fine-tune."""
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
 
     return tiny_masked_lm("bert", tmp_path_factory.mktemp("base") / "bert")
 

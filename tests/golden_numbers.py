@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from cdsbias.testing import tiny_masked_lm
+from tiny_models import tiny_masked_lm
 
 TESTS = Path(__file__).resolve().parent
 ASSETS = TESTS / "assets"

@@ -1,8 +1,8 @@
 """Every architecture cdsbias supports, end to end, on tiny random models.
 
-One model per architecture (``cdsbias.testing.tiny_masked_lm``), each with a tokenizer of
+One model per architecture (``tests/tiny_models.py``), each with a tokenizer of
 its real kind trained locally. The matrix backs the support table of
-docs/architectures.md: target encoding against the tokenizer's own tokens, batched scores
+docs/supported_models.md: target encoding against the tokenizer's own tokens, batched scores
 against unpadded forward passes, ``cdsbias fill``, a benchmark through ``cdsbias
 evaluate``, position limits, and (slow) a few training steps with the bias callback and a
 dry-run publish.
@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_models import ARCHITECTURES, TOKENIZER_KINDS, WORDS, real_bert_vocab, tiny_masked_lm
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
 from cdsbias.scoring.probes import readable_token
-from cdsbias.testing import ARCHITECTURES, TOKENIZER_KINDS, WORDS, real_bert_vocab, tiny_masked_lm
 
 BYTE_LEVEL = ("roberta", "modernbert")
 SENTENCEPIECE = ("albert", "xlm-roberta", "deberta-v2")

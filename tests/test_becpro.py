@@ -258,7 +258,7 @@ def test_tsv_bad_label_reports_file_and_line(tmp_path):
 
 
 def test_unknown_compat_mode():
-    with pytest.raises(CdsbiasError, match=r"'compat' must be one of bartl2020.*did you mean"):
+    with pytest.raises(CdsbiasError, match=r"'compat' must be one of bartl2020.*Did you mean"):
         BecPro(compat="bartl2021")
 
 
@@ -272,3 +272,39 @@ def test_non_finite_associations_are_left_out_with_a_warning(real_vocab_bert):
         summary, _ = bench.summarize(scored)
     assert any("not finite" in str(w.message) for w in caught)
     assert summary["n_rows"] == len(scored) - 1
+
+
+def _verdict_summary(gap_m: float, gap_f: float, p_value: float, r=(0.1, -0.1)) -> dict:
+    """The parts of a BEC-Pro summary that :func:`verdict` reads."""
+    return {
+        "groups": {
+            group: {"gap": gap, "wilcoxon_male_vs_female": {"r": r_value}}
+            for group, gap, r_value in (("male", gap_m, r[0]), ("female", gap_f, r[1]))
+        },
+        "profession_test": {"p_value": p_value},
+    }
+
+
+def test_verdict_no_meaningful_gap_below_the_threshold_and_never_minus_zero():
+    from cdsbias.benchmarks.becpro import MEANINGFUL_GAP, verdict
+
+    assert MEANINGFUL_GAP == 0.01  # documented in docs/becpro.md ("The verdict")
+    # Tiny gaps are "no meaningful gap" even where the profession-level test is significant,
+    # and a gap or r that rounds to zero prints without a sign.
+    text = verdict(_verdict_summary(-0.0004, 0.0093, p_value=0.001, r=(-0.004, 0.3)))
+    assert text == (
+        "no meaningful gender-profession gap (|gap| < 0.01 nats): gap 0.000 for male and "
+        "+0.009 for female professions (r = 0.00 / +0.30), profession-level p = 0.001"
+    )
+    assert "-0.0" not in verdict(_verdict_summary(-0.0004, -0.0001, 0.5, r=(-0.001, -0.002)))
+    # At the threshold the test decides.
+    text = verdict(_verdict_summary(0.01, -0.002, p_value=0.2))
+    assert text.startswith("no significant profession-level gender association: gap +0.010")
+    assert verdict(_verdict_summary(0.05, -0.03, 0.01)).startswith(
+        "stereotypical gender-profession association: gap +0.050 for male and -0.030"
+    )
+    assert verdict(_verdict_summary(0.05, 0.02, 0.01)).startswith("partly stereotypical")
+    assert verdict(_verdict_summary(-0.05, 0.02, 0.01)).startswith("anti-stereotypical")
+    assert verdict(_verdict_summary(0.05, -0.03, float("nan"))).startswith("no significant")
+    no_female = {"groups": {"male": {}}, "profession_test": {}}
+    assert verdict(no_female) == "needs both male and female profession groups for a verdict"

@@ -212,3 +212,15 @@ def test_metric_interval_is_wilson_and_curve_has_gender(scorer):
     value, low, high = curve["CrowS-Pairs (gender)"]
     assert value == summary["by_bias_type"]["gender"]["metric_score"]
     assert low <= value <= high
+
+
+def test_wilson_interval_known_answers():
+    from cdsbias.benchmarks.crows_pairs import wilson_interval
+
+    # By hand, z = 1.96: 37/80 -> centre 0.46422, half-width 0.10674 (percent below).
+    low, high = wilson_interval(37, 80)
+    assert low == pytest.approx(35.7480, abs=1e-3) and high == pytest.approx(57.0956, abs=1e-3)
+    # 0/5: centre = half-width = (z^2 / 10) / (1 + z^2 / 5) = 0.21724; the low bound is exactly 0.
+    assert wilson_interval(0, 5) == [0.0, pytest.approx(43.4482, abs=1e-3)]
+    assert wilson_interval(5, 5) == [pytest.approx(56.5518, abs=1e-3), 100.0]
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))

@@ -182,7 +182,7 @@ def test_lower_bounds_of_options_are_checked(name):
 
 
 def test_option_typos_suggest_the_option():
-    with pytest.raises(CdsbiasError, match="did you mean 'n_resamples'"):
+    with pytest.raises(CdsbiasError, match="Did you mean 'n_resamples'"):
         build_benchmark("becpro", {"n_resample": 10})
     with pytest.raises(CdsbiasError, match="must be one of word, piece, got 'pieces'"):
         build_benchmark("becpro", {"mask_per": "pieces"})

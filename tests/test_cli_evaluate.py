@@ -6,9 +6,11 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import ASSETS
 
 from cdsbias.benchmarks.becpro_data import COLUMNS, generate_english
 from cdsbias.cli import main
+from cdsbias.errors import CdsbiasError
 
 
 def small_becpro(path, n_per_group: int = 2):
@@ -124,7 +126,7 @@ def test_option_a_benchmark_does_not_take(tiny_bert, tmp_path, capsys):
 def test_option_typo_and_bad_value(tiny_bert, tmp_path, capsys):
     out = str(tmp_path)
     err = run_error(["evaluate", str(tiny_bert), "--out", out, "--option", "n_resample=9"], capsys)
-    assert "did you mean 'n_resamples'" in err
+    assert "Did you mean 'n_resamples'" in err
     err = run_error(
         ["evaluate", str(tiny_bert), "--out", out, "--option", "mask_per=pieces"], capsys
     )
@@ -159,7 +161,7 @@ def test_options_go_to_the_benchmarks_that_have_them(real_vocab_bert, tmp_path):
     assert (becpro.language, winobias.language) == ("en", "en")
 
 
-def test_deprecated_becpro_flags_still_work_with_a_warning(real_vocab_bert, tmp_path, capsys):
+def test_becpro_shorthand_flags_set_its_options(real_vocab_bert, tmp_path, capsys):
     data = small_becpro(tmp_path / "small.tsv", n_per_group=1)
     out = tmp_path / "out"
     code = main([
@@ -167,9 +169,23 @@ def test_deprecated_becpro_flags_still_work_with_a_warning(real_vocab_bert, tmp_
         "--compat", "bartl2020", "--option", "n_resamples=50",
     ])  # fmt: skip
     assert code == 0
-    err = capsys.readouterr().err
-    assert "--compat is deprecated" in err and "--option becpro.compat=bartl2020" in err
+    assert "warning" not in capsys.readouterr().err.lower()
     assert json.loads((out / "becpro" / "summary.json").read_text())["mode"] == "bartl2020"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "key"),
+    [("--compat", "bartl2020", "compat"), ("--mask-per", "piece", "mask_per")],
+)
+def test_becpro_shorthand_flag_without_becpro_is_an_error(
+    flag, value, key, tiny_bert, tmp_path, capsys
+):
+    argv = ["evaluate", str(tiny_bert), "-b", "winobias", "--out", str(tmp_path), flag, value]
+    assert run_error(argv, capsys) == (
+        f"error: {flag} {value} (--option becpro.{key}={value}): 'becpro' is not among the "
+        "benchmarks evaluated (winobias)."
+    )
+    assert not (tmp_path / "winobias").exists()
 
 
 def test_target_outside_vocabulary(tiny_bert, tmp_path, capsys):
@@ -184,3 +200,68 @@ def test_target_outside_vocabulary(tiny_bert, tmp_path, capsys):
         ["evaluate", str(tiny_bert), "--data", str(path), "--out", str(tmp_path / "o")], capsys
     )
     assert "maps to the unknown token" in err
+
+
+def test_a_row_longer_than_the_model_names_benchmark_and_row(tiny_bert, tmp_path, capsys):
+    # Raw token ids (CrowS-Pairs' pseudo-log-likelihood): the scorer cannot name the row.
+    rows = pd.read_csv(ASSETS / "crows_pairs" / "crows_pairs_mini.csv")
+    rows.loc[3, "sent_more"] = "She is a nurse " + "and a nurse " * 60 + "."
+    data = tmp_path / "long.csv"
+    rows.to_csv(data, index=False)
+    argv = ["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data", str(data)]
+    err = run_error([*argv, "--out", str(tmp_path / "out"), "--quiet"], capsys)
+    assert err.startswith("error: crows_pairs: row 4 of 5 (sent_more 'She is a nurse and a nurse")
+    # [CLS] she is a nurse (4) + 60 x "and a nurse" (180) + "." + [SEP] = 187 tokens.
+    assert err.endswith(
+        "is 187 tokens long (special tokens included); the model accepts 128 at most. "
+        "Remove or shorten that row, or use a model with more positions."
+    )
+    assert not (tmp_path / "out" / "crows_pairs").exists()
+
+
+def test_a_long_becpro_row_is_named_too(tiny_bert, tmp_path):
+    from cdsbias.benchmarks import build_benchmark
+    from cdsbias.scoring import MaskedLMScorer
+
+    rows = generate_english().head(4).copy()
+    for column in ("Sentence", "Sent_TM", "Sent_AM", "Sent_TAM"):  # every form of row 2
+        rows.loc[1, column] = rows.loc[1, column].removesuffix(".") + " and a nurse" * 50 + "."
+    data = tmp_path / "long.tsv"
+    rows.to_csv(data, sep="\t")
+    bench = build_benchmark("becpro", {"n_resamples": 50}, data_file=data)
+    scorer = MaskedLMScorer.from_pretrained(str(tiny_bert), progress=False)
+    with pytest.raises(CdsbiasError) as error:
+        bench.evaluate(scorer)
+    # [CLS] he is a [UNK] work ##er (6, tiny vocabulary) + 3 x 50 + "." + [SEP] = 159.
+    assert str(error.value) == (
+        "becpro: row 2 of 4 (Sentence 'He is a steel worker and a nur' ... 'nurse and a nurse "
+        "and a nurse.') is 159 tokens long (special tokens included); the model accepts 128 at "
+        "most. Remove or shorten that row, or use a model with more positions."
+    )
+
+
+def test_default_out_folder_names_the_model_as_lm_eval_does():
+    from cdsbias.commands.evaluate import default_out
+
+    assert default_out("bert-base-uncased").as_posix() == "cdsbias_results/bert-base-uncased"
+    assert default_out("org/name").as_posix() == "cdsbias_results/org__name"
+    assert default_out("./runs/demo/checkpoint-6", "main").as_posix() == (
+        "cdsbias_results/runs__demo__checkpoint-6@main"
+    )
+    assert default_out("/tmp/a:b/m").as_posix() == "cdsbias_results/tmp__a__b__m"
+
+
+def test_evaluate_without_out_prints_and_writes_to_the_default_folder(
+    real_vocab_bert, tmp_path, capsys, monkeypatch
+):
+    from cdsbias.commands.evaluate import default_out
+
+    data = small_becpro(tmp_path / "small.tsv", n_per_group=1)
+    monkeypatch.chdir(tmp_path)
+    argv = ["evaluate", str(real_vocab_bert), "--data", str(data), "--option", "n_resamples=50"]
+    assert main(argv) == 0
+    folder = default_out(str(real_vocab_bert)) / "becpro"
+    assert (tmp_path / folder / "summary.json").is_file()
+    printed = capsys.readouterr().out
+    assert "verdict:" in printed
+    assert f"wrote {folder / 'rows.tsv'} and {folder / 'summary.json'}" in printed

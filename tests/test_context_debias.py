@@ -7,12 +7,12 @@ import warnings
 
 import pytest
 import torch
+from tiny_models import ARCHITECTURES
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.context_debias_data import build_examples, default_attribute_words
 from cdsbias.methods.context_debias_loss import ContextDebiasLoss, hidden_states
-from cdsbias.testing import ARCHITECTURES
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -40,7 +40,7 @@ CORPUS = [
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
 
     return tiny_masked_lm("bert", tmp_path_factory.mktemp("cd") / "bert")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tiny_models import ARCHITECTURES
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import plan_from_values
@@ -27,7 +28,6 @@ from cdsbias.methods.lora import DEFAULT_LORA_TARGETS
 from cdsbias.methods.partial import freeze_except
 from cdsbias.runs.card_recipe import card_recipe
 from cdsbias.scoring import MaskedLMScorer, load_masked_lm
-from cdsbias.testing import ARCHITECTURES
 from cdsbias.train.config import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -335,7 +335,8 @@ def test_dropout_keys_reach_the_model_config(zoo, arch):
 def test_dropout_keys_reach_a_model_built_from_scratch():
     from cdsbias.train.run import build_model
 
-    overrides = ["dataset=occupations", "occupation_sentences=50", "hidden_dropout_prob=0.3"]
+    overrides = ["dataset=occupations", "max_documents=null", "occupation_sentences=50"]
+    overrides.append("hidden_dropout_prob=0.3")
     model, _ = build_model(load_recipe(SMOKE, overrides))
     assert model.config.hidden_dropout_prob == 0.3
     assert model.config.attention_probs_dropout_prob == 0.1  # not set: BERT's own

@@ -19,13 +19,13 @@ from huggingface_hub import ModelCard
 from test_methods_training import evaluate_matches_callback
 from test_publish_adapters import mask_log_probs, run_card_code
 from tests_helpers import fine_tune
+from tiny_models import tiny_masked_lm
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import REGISTRY, get_method, list_methods, load_all, plan_from_values
 from cdsbias.runs.folder import RUN_INFO_FILE
 from cdsbias.scoring import load_masked_lm
-from cdsbias.testing import tiny_masked_lm
 
 REPO = Path(__file__).resolve().parents[1]
 HUB_BASE = "org/tiny-bert"

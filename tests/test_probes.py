@@ -184,8 +184,9 @@ def test_target_pieces_are_decoded_like_the_top_k(model_zoo):
 
 
 def test_fill_warns_once_for_lowercase_targets_at_a_sentence_start(tmp_path):
+    from tiny_models import tiny_masked_lm
+
     from cdsbias.scoring import LowercaseSentenceStartWarning
-    from cdsbias.testing import tiny_masked_lm
 
     folder = tiny_masked_lm("bert-cased", tmp_path / "cased", layers=1)
     scorer = MaskedLMScorer.from_pretrained(str(folder))

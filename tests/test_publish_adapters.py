@@ -15,13 +15,13 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 from tests_helpers import METHODS, fine_tune
+from tiny_models import tiny_masked_lm
 
 from cdsbias.cli import main as cli
 from cdsbias.errors import CdsbiasError
 from cdsbias.runs.folder import RUN_INFO_FILE
 from cdsbias.runs.published_folder import check_matches_checkpoint
 from cdsbias.scoring import load_masked_lm
-from cdsbias.testing import tiny_masked_lm
 
 HUB_BASE = "org/tiny-bert"
 pytestmark = [

@@ -226,7 +226,7 @@ BECPRO_ROWS = (
 
 
 def test_compat_warns_once_when_id_zero_is_not_padding(model_zoo):
-    from cdsbias.scoring.compat import bartl2020_associations
+    from cdsbias.benchmarks.becpro_bartl2020 import bartl2020_associations
 
     roberta = MaskedLMScorer.from_pretrained(str(model_zoo["roberta"]))
     with pytest.warns(UserWarning, match=r"BERT vocabularies.*'<s>'.*Drop --compat") as caught:
@@ -237,7 +237,7 @@ def test_compat_warns_once_when_id_zero_is_not_padding(model_zoo):
 def test_compat_is_silent_on_bert_vocabularies(tiny_bert):
     import warnings
 
-    from cdsbias.scoring.compat import bartl2020_associations
+    from cdsbias.benchmarks.becpro_bartl2020 import bartl2020_associations
 
     scorer = MaskedLMScorer.from_pretrained(str(tiny_bert))
     with warnings.catch_warnings():
@@ -249,7 +249,7 @@ def test_compat_is_silent_on_bert_vocabularies(tiny_bert):
 # ------------------------------------------------- lower-case targets in cased models
 @pytest.fixture(scope="module")
 def cased(tmp_path_factory) -> MaskedLMScorer:
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
 
     folder = tiny_masked_lm("bert-cased", tmp_path_factory.mktemp("cased") / "bert", layers=1)
     return MaskedLMScorer.from_pretrained(str(folder))

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_models import ARCHITECTURES
 
 from cdsbias.cli import main
 from cdsbias.errors import CdsbiasError
@@ -20,7 +21,6 @@ from cdsbias.scoring.self_debias import (
     debias_log_probs,
     debiased_mlm_loss,
 )
-from cdsbias.testing import ARCHITECTURES
 
 SENTENCES = [
     "the [MASK] is a nurse.",

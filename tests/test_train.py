@@ -32,7 +32,7 @@ def smoke_args(shared_data: Path, output_dir: Path, *extra: str) -> list[str]:
 # ------------------------------------------------------------------ configuration
 def test_unknown_key_names_the_closest(tmp_path):
     with pytest.raises(
-        CdsbiasError, match="Unknown recipe key 'learning_rat'; did you mean 'learning_rate'"
+        CdsbiasError, match=r"Unknown recipe key 'learning_rat'\. Did you mean 'learning_rate'"
     ):
         load_recipe(SMOKE, ["learning_rat=1e-4"])
 
@@ -40,7 +40,7 @@ def test_unknown_key_names_the_closest(tmp_path):
 def test_unknown_key_in_yaml(tmp_path):
     recipe = tmp_path / "r.yaml"
     recipe.write_text("output_dir: x\ncds_probabilty: 0.5\n")
-    with pytest.raises(CdsbiasError, match="did you mean 'cds_probability'"):
+    with pytest.raises(CdsbiasError, match="Did you mean 'cds_probability'"):
         load_recipe(recipe)
 
 
@@ -98,7 +98,7 @@ def test_bias_benchmarks_as_a_mapping_of_options(tmp_path):
 @pytest.mark.parametrize(
     ("mapping", "message"),
     [
-        ("{becpro: {n_resample: 5}}", "Unknown becpro option 'n_resample'; did you mean"),
+        ("{becpro: {n_resample: 5}}", "Unknown becpro option 'n_resample'. Did you mean"),
         ("{becpro: {mask_per: pieces}}", "'mask_per' must be one of word, piece"),
         ("{becpro: 3}", "the options of 'becpro' must be a mapping"),
         ("{dawinobias: {language: en}}", "'dawinobias' has no 'en' data; it supports da"),

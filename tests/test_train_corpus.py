@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cdsbias.data.corpora import describe_corpus
+from cdsbias.data.corpora import describe_corpus, open_corpus
 from cdsbias.data.occupations import occupational_sentences
 from cdsbias.errors import CdsbiasError
 from cdsbias.runs.card_recipe import card_recipe
@@ -85,11 +85,15 @@ def test_data_files_takes_a_list_and_a_glob(tmp_path):
         (["text_column=body"], "text_column does not apply to dataset: gap"),
         (["dataset_split=test"], "dataset_split does not apply to dataset: gap"),
         (["dataset=json", "data_files=FILE", "dataset_config_name=en"], "dataset_config_name"),
-        (["dataset=org/corpus", "data_files=FILE"], "data_files does not apply"),
         (["dataset=json", "data_files=FILE", "splits=[test]"], "splits does not apply"),
         (["dataset=json", "data_files=MISSING/*.jsonl"], "data_files: no file matches"),
         (["dataset=json", "data_files=MISSING/c.jsonl"], "data_files: input file not found"),
         (["dataset=json", "data_files=FILE", "max_documents=0"], "max_documents must be"),
+        (
+            ["dataset=occupations"],  # smoke.yaml sets max_documents: 120
+            r"max_documents does not apply to dataset: occupations \(occupation_sentences sets "
+            r"its size\); remove it \(max_documents=null\) or set occupation_sentences\.",
+        ),
     ],
 )
 def test_recipe_rejects_conflicting_or_missing_corpus_keys(jsonl, overrides, message):
@@ -180,10 +184,37 @@ def test_hub_corpus_description_and_card(tmp_path):
         "datasets": ["someone/absent-corpus"],
         "description": "someone/absent-corpus (en), split train",
     }
+    files = DataConfig(dataset="someone/absent-corpus", data_files=["en/*.jsonl", "x.jsonl"])
+    assert describe_corpus(files)["description"] == (
+        "someone/absent-corpus, split train (files en/*.jsonl, x.jsonl)"
+    )
     folder = DataConfig(dataset=str(tmp_path))
     assert describe_corpus(folder)["datasets"] == []
     assert str(tmp_path) not in json.dumps(describe_corpus(folder))
     assert "dataset" not in card_recipe({"dataset": str(tmp_path), "text_column": "text"})
+
+
+def test_data_files_select_files_of_a_dataset_repository(tmp_path):
+    # A local dataset folder stands in for a hub repository: load_dataset(path, data_files=)
+    # resolves the files inside it the same way.
+    repo = tmp_path / "corpus-repo"
+    (repo / "en").mkdir(parents=True)
+    write_jsonl(repo / "en" / "a.jsonl", DOCS[:1])
+    write_jsonl(repo / "en" / "b.jsonl", DOCS[1:])
+    write_jsonl(repo / "other.jsonl", [{"doc": "z", "body": "They left."}])
+    overrides = ["output_dir=x", f"dataset={repo}", "data_files=en/b.jsonl", "text_column=body"]
+    recipe = load_recipe(SMOKE, overrides)
+    assert recipe.data.data_files == ["en/b.jsonl"]
+    assert load_documents(recipe.data).to_dict() == {"text": [d["body"] for d in DOCS[1:]]}
+    everything = DataConfig(dataset=str(repo), text_column="body")
+    assert len(load_documents(everything)) == 4  # without data_files: every file of the repo
+    recipe = load_recipe(SMOKE, [*overrides[:2], "data_files=en/*.jsonl", "text_column=body"])
+    assert load_documents(recipe.data)["text"] == [d["body"] for d in DOCS]
+    streamed = open_corpus(recipe.data, streaming=True)
+    assert [row["body"] for row in streamed] == [d["body"] for d in DOCS]
+    recipe = load_recipe(SMOKE, [*overrides[:2], "data_files=en/c.jsonl", "text_column=body"])
+    with pytest.raises(CdsbiasError, match=f"could not load dataset '{repo}'"):
+        load_documents(recipe.data)
 
 
 # ------------------------------------------------------------------ built-in corpora
@@ -204,6 +235,13 @@ def test_gap_documents_are_the_gap_file(tmp_path):
     )
     assert two["id"] == [rows[0]["ID"], rows[1]["ID"]]
     assert describe_corpus(DataConfig())["datasets"] == ["google-research-datasets/gap"]
+
+
+def test_max_documents_cuts_gap_of_occupations_plus_gap():
+    recipe = load_recipe(SMOKE, ["output_dir=x", "dataset=occupations+gap"])
+    assert recipe.data.max_documents == 120  # from smoke.yaml: accepted, it cuts GAP
+    alone = load_recipe(SMOKE, ["output_dir=x", "dataset=occupations", "max_documents=null"])
+    assert alone.data.max_documents is None
 
 
 def test_occupation_documents_are_the_generated_sentences():

@@ -33,15 +33,16 @@ from cdsbias.benchmarks.results import (
 )
 from cdsbias.errors import CdsbiasError
 
-_NOT_BENCHMARKS = {"base", "results", "masked_pronoun"}
+_NOT_BENCHMARKS = {"base", "results", "masked_pronoun", "becpro_bartl2020"}
 
 #: What is scored when nothing is named (the CLI's and the recipes' default).
 DEFAULT_BENCHMARKS = ("becpro",)
 
-#: Command-line flags of 0.1 that set one benchmark's option, kept for one release:
-#: ``{"--flag": (benchmark, option, choices)}``. Declared here rather than on the
-#: benchmark class so that building the CLI parser imports no benchmark module.
-DEPRECATED_FLAGS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+#: Command-line flags of ``cdsbias evaluate`` that are shorthand for one benchmark option
+#: (``--compat X`` is ``--option becpro.compat=X``): ``{"--flag": (benchmark, option,
+#: choices)}``. Declared here rather than on the benchmark class so that building the CLI
+#: parser imports no benchmark module.
+OPTION_SHORTHAND_FLAGS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "--compat": ("becpro", "compat", ("bartl2020",)),
     "--mask-per": ("becpro", "mask_per", ("word", "piece")),
 }
@@ -114,7 +115,7 @@ def build_benchmark(name: str, spec: Mapping[str, Any] | None = None, **defaults
 __all__ = [
     "COMMON_KEYS",
     "DEFAULT_BENCHMARKS",
-    "DEPRECATED_FLAGS",
+    "OPTION_SHORTHAND_FLAGS",
     "REGISTRY",
     "Benchmark",
     "BenchmarkResult",

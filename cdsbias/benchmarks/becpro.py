@@ -37,6 +37,7 @@ from cdsbias.benchmarks.base import (
     format_value,
     register,
 )
+from cdsbias.benchmarks.becpro_bartl2020 import bartl2020_associations
 from cdsbias.benchmarks.becpro_data import (
     GROUPS,
     _word_span,
@@ -140,8 +141,6 @@ class BecPro(Benchmark):
         if len(out) == 0:
             raise CdsbiasError("BEC-Pro data has no rows.")
         if self.options.compat == "bartl2020":
-            from cdsbias.scoring.compat import bartl2020_associations
-
             p_tm, p_tam, association = bartl2020_associations(
                 scorer, out["Sentence"].tolist(), out["Sent_TM"].tolist(), out["Sent_TAM"].tolist()
             )

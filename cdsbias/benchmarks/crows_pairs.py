@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.errors import CdsbiasError
@@ -166,18 +167,16 @@ def _percent(count: int, total: int) -> float:
     return 100.0 * count / total if total else math.nan
 
 
-def wilson_interval(successes: int, total: int, z: float = 1.959963984540054) -> list[float]:
-    """Wilson score 95% interval of a proportion, in percent (NaN without data)."""
+def wilson_interval(successes: int, total: int) -> list[float]:
+    """Wilson score 95% interval of a proportion, in percent (NaN without data).
+
+    :func:`scipy.stats.binomtest` ``.proportion_ci(method="wilson")`` (exactly 0 or 100 at
+    0 or ``total`` successes), scaled to percent like the metric it brackets.
+    """
     if total == 0:
-        return [math.nan, math.nan]
-    p = successes / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    # At 0 or N successes the bound is exactly 0 or 100; floats would leave ~1e-15 over.
-    low = 0.0 if successes == 0 else 100 * (centre - half)
-    high = 100.0 if successes == total else 100 * (centre + half)
-    return [low, high]
+        return [math.nan, math.nan]  # binomtest needs at least one trial
+    ci = binomtest(successes, total).proportion_ci(confidence_level=0.95, method="wilson")
+    return [100 * float(ci.low), 100 * float(ci.high)]
 
 
 def crows_metrics(scored: pd.DataFrame) -> dict[str, Any]:

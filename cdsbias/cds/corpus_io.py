@@ -149,6 +149,7 @@ def load_corpus(
     builder: str | None = None,
     text_option: str = "--text-column",
     streaming: bool = False,
+    data_files: Sequence[str] | None = None,
 ) -> Any:
     """Loads a corpus as a ``datasets.Dataset`` (or opens it as an ``IterableDataset``
     when ``streaming``) and checks its text column.
@@ -169,6 +170,8 @@ def load_corpus(
         text_option: How the caller's user names the text column setting, for errors
             (``--text-column`` on the command line, ``text_column`` in a recipe).
         streaming: Open the corpus lazily; nothing is loaded into memory.
+        data_files: Files (or globs) of ``dataset`` to read instead of all of it, as
+            ``load_dataset``'s ``data_files`` (``dataset`` only).
 
     Returns:
         The documents, one row each (all columns of the corpus).
@@ -176,7 +179,9 @@ def load_corpus(
     Raises:
         CdsbiasError: Missing or unreadable input, empty corpus, bad text column.
     """
-    corpus, source = _open(inputs, dataset, config, split, builder, streaming=streaming)
+    corpus, source = _open(
+        inputs, dataset, config, split, builder, streaming=streaming, data_files=data_files
+    )
     if streaming:
         _check_first_document(corpus, source, text_column, text_option)
     else:
@@ -192,6 +197,7 @@ def _open(
     builder: str | None,
     *,
     streaming: bool,
+    data_files: Sequence[str] | None = None,
 ) -> tuple[Any, Any]:
     """``load_dataset`` on local files or a dataset id, every failure one readable line.
 
@@ -206,10 +212,12 @@ def _open(
     if inputs and (config is not None or split is not None):
         raise CdsbiasError("--dataset-config and --split apply to --dataset only")
     if not inputs:
+        selected = [str(f) for f in data_files] if data_files else None  # None: all of it
         try:
             corpus = datasets.load_dataset(
-                dataset, name=config, split=split or "train", streaming=streaming
-            )
+                dataset, name=config, data_files=selected, split=split or "train",
+                streaming=streaming,
+            )  # fmt: skip
         except (datasets.exceptions.DatasetsError, ValueError, FileNotFoundError) as exc:
             detail = " ".join(str(exc).split())
             raise CdsbiasError(f"could not load dataset '{dataset}': {detail}") from None

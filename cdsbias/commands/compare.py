@@ -29,13 +29,22 @@ def register(subparsers: Any) -> None:
         help="headline metric to plot, as BENCHMARK/METRIC_KEY (default: the first benchmark's "
         "first headline metric); the table lists every one",
     )
+    parser.add_argument(
+        "--format",
+        choices=("markdown", "csv"),
+        default="markdown",
+        help="what to print: the markdown table with its notes (default; what docs/methods.md "
+        "shows) or the CSV (one row per run, raw numbers)",
+    )
     parser.set_defaults(func=run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from cdsbias.runs.compare import CSV_FILE, MARKDOWN_FILE, PLOT_FILE, compare
+    from cdsbias.runs.compare import CSV_FILE, MARKDOWN_FILE, PLOT_FILE, compare, csv_text
+    from cdsbias.runs.summaries import read_runs
 
-    print(compare(args.runs, out=args.out, metric=args.metric), end="")
+    table = compare(args.runs, out=args.out, metric=args.metric)
+    print(table if args.format == "markdown" else csv_text(read_runs(args.runs)), end="")
     if args.out is not None:
         for name in (MARKDOWN_FILE, CSV_FILE, PLOT_FILE):
             print(f"wrote {args.out / name}")

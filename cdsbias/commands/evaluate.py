@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 import argparse
-import warnings
+import re
 from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
 
+#: Where ``cdsbias evaluate`` writes without ``--out``: one folder per model below it.
+DEFAULT_OUT_ROOT = "cdsbias_results"
+_NOT_IN_FOLDER_NAMES = re.compile(r"[\"<>:/|\\?*\[\]]+")
+
+
+def default_out(model: str, revision: str | None = None) -> Path:
+    """``cdsbias_results/<model>``: the model id or path with ``/`` and other characters
+    a folder name cannot hold as ``__`` (lm-evaluation-harness' rule), ``@revision`` after.
+
+    >>> default_out("org/name").as_posix()
+    'cdsbias_results/org__name'
+    >>> default_out("./runs/demo/checkpoint-6", "main").as_posix()
+    'cdsbias_results/runs__demo__checkpoint-6@main'
+    """
+    name = _NOT_IN_FOLDER_NAMES.sub("__", model).lstrip("._") or "model"
+    if revision:
+        name += "@" + _NOT_IN_FOLDER_NAMES.sub("__", revision)
+    return Path(DEFAULT_OUT_ROOT) / name
+
 
 def register(subparsers: Any) -> None:
-    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, DEPRECATED_FLAGS
+    from cdsbias.benchmarks import DEFAULT_BENCHMARKS, OPTION_SHORTHAND_FLAGS
     from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX
 
     parser = subparsers.add_parser(
         "evaluate",
         help="score a masked LM on bias benchmarks",
         description="Score a masked LM (hub id or local folder) on one or more bias "
-        "benchmarks; writes OUT/<benchmark>/rows.tsv and summary.json.",
+        "benchmarks; prints each benchmark's table and writes OUT/<benchmark>/rows.tsv and "
+        f"summary.json (OUT defaults to {DEFAULT_OUT_ROOT}/<model>).",
     )
     parser.add_argument("model", help="hub model id (e.g. bert-base-uncased) or local folder")
     parser.add_argument(
@@ -26,7 +46,11 @@ def register(subparsers: Any) -> None:
         help="benchmark name(s), comma-separated (see `cdsbias benchmarks`); default "
         f"{','.join(DEFAULT_BENCHMARKS)}",
     )  # fmt: skip
-    parser.add_argument("--out", "-o", required=True, type=Path, help="output folder")
+    parser.add_argument(
+        "--out", "-o", type=Path,
+        help=f"output folder (default: {DEFAULT_OUT_ROOT}/<model>, e.g. "
+        f"{DEFAULT_OUT_ROOT}/org__name for the hub id org/name)",
+    )  # fmt: skip
     parser.add_argument("--data", type=Path, help="data file to use instead of the default")
     parser.add_argument(
         "--data-dir", type=Path,
@@ -59,11 +83,10 @@ def register(subparsers: Any) -> None:
         "--self-debias-epsilon", type=float, metavar="EPSILON",
         help=f"Self-Debias floor of the decay factor (default {EPSILON:g})",
     )  # fmt: skip
-    # Flags that older releases had for one benchmark; they still work, with a warning.
-    for flag, (name, option, choices) in DEPRECATED_FLAGS.items():
+    for flag, (name, option, choices) in OPTION_SHORTHAND_FLAGS.items():
         parser.add_argument(
-            flag, choices=choices or None, dest=f"deprecated:{name}.{option}",
-            help=f"deprecated: use --option {name}.{option}=VALUE",
+            flag, choices=choices or None, dest=f"shorthand:{name}.{option}",
+            help=f"shorthand for --option {name}.{option}=VALUE",
         )  # fmt: skip
     parser.set_defaults(func=run_evaluate)
 
@@ -102,9 +125,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def option_specs(
-    names: list[str], items: list[str], deprecated: dict[str, Any]
+    names: list[str], items: list[str], shorthand: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """``--option`` items -> ``{benchmark: {option: value}}``.
+    """``--option`` items (and ``{"NAME.KEY": value}`` of the shorthand flags) ->
+    ``{benchmark: {option: value}}``.
 
     ``NAME.KEY=VALUE`` goes to one benchmark; a bare ``KEY=VALUE`` to every named benchmark
     whose options have KEY (an error if none has it).
@@ -122,7 +146,7 @@ def option_specs(
     fields = {
         name: {f.name for f in dataclasses.fields(get_benchmark(name).Options)} for name in names
     }
-    for key, value in [*parse_key_values(items, "--option").items(), *deprecated.items()]:
+    for key, value in [*parse_key_values(items, "--option").items(), *shorthand.items()]:
         target, dot, option = key.rpartition(".")
         option = option.replace("-", "_")
         if dot:
@@ -148,23 +172,21 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
 
     for name in names:
         get_benchmark(name)  # unknown names fail first, with "Did you mean"
-    deprecated = {}
+    shorthand = {}
     for dest, value in vars(args).items():
-        if dest.startswith("deprecated:") and value is not None:
-            key = dest.removeprefix("deprecated:")
+        if dest.startswith("shorthand:") and value is not None:
+            key = dest.removeprefix("shorthand:")
             name, option = key.split(".", 1)
-            flag = "--" + option.replace("_", "-")
-            warnings.warn(
-                f"{flag} is deprecated and will be removed in the next release; use "
-                f"--option {name}.{option}={value}.",
-                FutureWarning,
-                stacklevel=2,
-            )
-            if name in names:
-                deprecated[key] = value
+            if name not in names:  # as for --option NAME.KEY: never dropped silently
+                flag = "--" + option.replace("_", "-")
+                raise CdsbiasError(
+                    f"{flag} {value} (--option {key}={value}): '{name}' is not among the "
+                    f"benchmarks evaluated ({', '.join(names)})."
+                )
+            shorthand[key] = value
     if args.data is not None and len(names) > 1:
         raise CdsbiasError("--data names one file, so it takes one --benchmark; use --data-dir.")
-    specs = option_specs(names, args.option, deprecated)
+    specs = option_specs(names, args.option, shorthand)
     return [
         build_benchmark(
             name, specs[name], data_file=args.data, data_dir=args.data_dir, language=args.language
@@ -205,6 +227,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CdsbiasError("--benchmark names no benchmark.")
     if args.batch_size < 1:
         raise CdsbiasError(f"--batch-size must be at least 1, got {args.batch_size}.")
+    if args.out is None:  # as lm-evaluation-harness: print the tables, results go here
+        args.out = default_out(args.model, args.revision)
     if args.out.exists() and not args.out.is_dir():
         raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
     benchmarks = build_benchmarks(names, args)

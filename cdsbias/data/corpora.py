@@ -36,7 +36,7 @@ BUILTIN_CORPORA = ("gap", "occupations", "occupations+gap")
 LOCAL_BUILDERS = ("text", "json", "csv", "parquet")
 #: Keys that only apply to some corpora: the corpora (by kind) each one shapes.
 CORPUS_KEYS = {
-    "data_files": ("local",),
+    "data_files": ("local", "hub"),  # a hub repo's files, as load_dataset(id, data_files=)
     "dataset_config_name": ("hub",),
     "dataset_split": ("hub",),
     "text_column": ("hub", "local"),
@@ -84,6 +84,13 @@ def validate_corpus(data: Any, source: dict[str, Any]) -> None:
                 f"{key} does not apply to dataset: {data.dataset} (only to "
                 f"{' or '.join(_KIND_NAMES[k] for k in shapes)}); remove it or change dataset."
             )
+    if kinds == ("occupations",) and data.max_documents is not None:
+        # The generated corpus has occupation_sentences documents; a second size would be
+        # ignored (with occupations+gap, max_documents cuts GAP).
+        raise CdsbiasError(
+            "max_documents does not apply to dataset: occupations (occupation_sentences sets "
+            "its size); remove it (max_documents=null) or set occupation_sentences."
+        )
     if kinds == ("local",):
         if not data.data_files:
             raise CdsbiasError(
@@ -184,6 +191,8 @@ def describe_corpus(data: Any, n_documents: int | None = None) -> dict[str, Any]
         if not local:
             config = f" ({data.dataset_config_name})" if data.dataset_config_name else ""
             what = f"{data.dataset}{config}, split {data.dataset_split}"
+            if data.data_files:  # files of the hub repository, not of this machine
+                what += f" (files {', '.join(data.data_files)})"
         if kinds == ("local",) and not data.data_files:
             return {"datasets": [], "description": what}  # a recipe without its files
         if n_documents is None and data.streaming:

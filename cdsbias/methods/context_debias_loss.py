@@ -170,20 +170,29 @@ class ContextDebiasLoss:
         self._queues: dict[str, list[Example]] = {}
 
     # ------------------------------------------------------------------ set-up
-    def prepare(self, model: Any, tokenizer: Any, sentences: Iterable[str]) -> ContextDebiasLoss:
+    def prepare(
+        self,
+        model: Any,
+        tokenizer: Any,
+        sentences: Iterable[str],
+        *,
+        max_length: int | None = None,
+    ) -> ContextDebiasLoss:
         """Selects the example sentences, sets up the original states, computes ``v``.
+
+        ``max_length`` is the longest input the model takes (the caller reads it with
+        :func:`cdsbias.scoring.encoding.input_limit`); longer sentences are skipped.
 
         Raises:
             CdsbiasError: No stereotype sentence, or an attribute class without a sentence
                 (the counts found are named).
         """
         from cdsbias.methods.bottleneck import adapters
-        from cdsbias.scoring.encoding import input_limit
 
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.examples = build_examples(
             sentences, tokenizer, self.attribute_words, self.stereotype_words,
-            max_words=self.max_words, max_length=input_limit(masked_lm_of(model), tokenizer),
+            max_words=self.max_words, max_length=max_length,
             max_per_kind=self.max_per_kind,
         )  # fmt: skip
         if not self.examples.stereotype or not all(self.examples.attribute):

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, InputTooLongError
 
 MASK_PLACEHOLDER = "[MASK]"
 
@@ -148,12 +148,14 @@ class TargetEncoding:
             what: How to name the input in the message, e.g. ``repr(sentence)``.
 
         Raises:
-            CdsbiasError: If ``n_tokens`` exceeds :attr:`max_length`.
+            InputTooLongError: If ``n_tokens`` exceeds :attr:`max_length`.
         """
         if self.max_length is not None and n_tokens > self.max_length:
-            raise CdsbiasError(
+            raise InputTooLongError(
                 f"{what} is {n_tokens} tokens long (special tokens included); the model "
-                f"accepts {self.max_length} at most. Shorten it."
+                f"accepts {self.max_length} at most.",
+                n_tokens,
+                self.max_length,
             )
 
     def span_pieces(self, text: str, start: int, end: int) -> tuple[list[int], list[int]]:

@@ -24,7 +24,7 @@ import yaml
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
 from cdsbias.data.corpora import validate_corpus
-from cdsbias.errors import CdsbiasError, close_names
+from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
 from cdsbias.runs.card_recipe import SCRATCH_KEYS
@@ -83,7 +83,8 @@ class DataConfig:
         default=None,
         metadata={
             "help": "Local files of dataset: text/json/csv/parquet: a path, a glob "
-            "(corpus/*.jsonl) or a list; never written into a model card."
+            "(corpus/*.jsonl) or a list; never written into a model card. With a hub "
+            "dataset id: files of that repository (as load_dataset's data_files)."
         },
     )
     text_column: str = field(
@@ -109,7 +110,10 @@ class DataConfig:
     )
     max_documents: int | None = field(
         default=None,
-        metadata={"help": "Use only the first N documents of the corpus (smoke tests)."},
+        metadata={
+            "help": "Use only the first N documents of the corpus (smoke tests); with "
+            "occupations+gap, of GAP. dataset: occupations is sized by occupation_sentences."
+        },
     )
     heldout_fraction: float = field(
         default=0.05,
@@ -332,9 +336,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
             hints.update({k: v for k, v in typing.get_type_hints(cls).items() if k not in hints})
     for key in list(values):
         if key not in fields:
-            close = close_names(key, fields, cutoff=0.6)
-            hint = f"; did you mean '{close[0]}'?" if close else "."
-            raise CdsbiasError(f"Unknown recipe key '{key}'{hint}")
+            raise CdsbiasError(f"Unknown recipe key '{key}'. {did_you_mean(key, fields)}".strip())
         if key in NORMALIZERS:
             values[key] = NORMALIZERS[key](values[key])
         values[key] = check_value(key, values[key], hints.get(key, Any))

@@ -1,4 +1,7 @@
-"""Tiny random masked LMs of every supported architecture, for tests, scripts and users.
+"""Tiny random masked LMs of every supported architecture, for the tests and scripts/.
+
+Not part of the installed package (the runtime never builds one): tests import it as
+``tiny_models`` (pytest puts tests/ on ``sys.path``), scripts/ through ``scripts/_models.py``.
 
 :func:`tiny_masked_lm` builds a randomly initialised ``*ForMaskedLM`` from its config plus a
 tokenizer *of the architecture's real kind* (byte-level BPE for RoBERTa and ModernBERT,
@@ -6,7 +9,7 @@ WordPiece for BERT, DistilBERT and ELECTRA, SentencePiece Unigram for ALBERT, XL
 DeBERTa-v3), trained on a small built-in English corpus, and saves both with
 ``save_pretrained`` so the folder loads like a hub checkpoint. Nothing is downloaded::
 
-    from cdsbias.testing import tiny_masked_lm
+    from tiny_models import tiny_masked_lm
     folder = tiny_masked_lm("deberta-v2", Path("/tmp/deberta"))
     # cdsbias fill /tmp/deberta "He is a [MASK]." --targets taper
 

@@ -1,4 +1,4 @@
-"""Bit-for-bit emulation of the original BEC-Pro evaluation code (Bartl et al. 2020).
+"""BEC-Pro's ``bartl2020`` mode: the original evaluation code (Bartl et al. 2020), bit for bit.
 
 ``--compat bartl2020`` reproduces ``model_evaluation``/``prob_with_prior`` of
 github.com/marionbartl/gender-bias-BERT (``bias_utils/utils.py``). Its procedure differs
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring.scorer import MaskedLMScorer
+from cdsbias.scoring import MaskedLMScorer
 
 
 def bartl2020_max_length(sent_tm: Sequence[str]) -> int:
