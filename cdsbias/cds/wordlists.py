@@ -45,7 +45,7 @@ def load_word_sets(path: Path) -> WordSets:
     path = Path(path)
     sets: dict[str, set[str]] = {}
     current: set[str] | None = None
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         stripped = line.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
             name = stripped[1:-1].strip()
@@ -82,8 +82,9 @@ class WordLists:
     male_words: frozenset[str] = frozenset()
 
 
-def _data_lines(path: Path) -> list[tuple[int, str]]:
-    """Returns (line number, line) for non-blank, non-comment lines; rejects non-UTF-8."""
+def data_lines(path: Path) -> list[tuple[int, str]]:
+    """Returns (line number, line) for non-blank, non-comment lines of a word-list file;
+    a missing, unreadable or non-UTF-8 file is a one-line error naming it."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -129,7 +130,7 @@ def load_word_pairs(
     defined_at: dict[str, int] = {}
     male_words: set[str] = set()
     lowercase_only: set[str] = set()
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = line.split("\t")
         if len(fields) not in (2, 3):
             raise CdsbiasError(
@@ -179,7 +180,7 @@ def load_name_pairs(path: Path | None = None) -> dict[str, str]:
     """
     path = Path(path) if path is not None else resource_path("name_pairs.tsv")
     name_map: dict[str, str] = {}
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = line.split("\t")
         if len(fields) != 2 or not all(name.strip().isalpha() for name in fields):
             raise CdsbiasError(
@@ -202,7 +203,7 @@ def load_ambiguous_names(path: Path | None = None) -> dict[str, str]:
     """
     path = Path(path) if path is not None else resource_path("ambiguous_given_names.tsv")
     ambiguous: dict[str, str] = {}
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = [part.strip() for part in line.split("\t")]
         if len(fields) != 2 or fields[1] not in AMBIGUITY_CLASSES:
             raise CdsbiasError(
