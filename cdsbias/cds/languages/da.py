@@ -165,28 +165,31 @@ class Danish(Language):
         """The Danish counterfactual's edits (rules in the module docstring)."""
         tokens = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
         edits: list[Edit] = []
+        candidates = self._candidates
+        name_map = self.name_map
         for index, (_, _, word) in enumerate(tokens):
             lower = word.lower()
+            is_name = word in name_map or (word[-1:] == "s" and word[:-1] in name_map)
+            if lower not in candidates and not is_name:
+                continue  # most words: one set lookup
             if word != lower and not word.isupper() and not word[1:].islower():
                 continue  # mixed case ("McDonald"): a brand or a name
             initial = self._sentence_initial(text, tokens, index)
-            capitalised_inside = word[:1].isupper() and not initial
             if lower in PRONOUNS or lower == "hans":
                 edit = self._pronoun(text, tokens, index, initial, skipped)
-                if edit is not None:
-                    edits.append(edit)
-                continue
-            if word in self.name_map or (
-                word.endswith("s") and word[:-1] in self.name_map and word not in self.name_map
-            ):
-                edit = self._name(text, tokens, index, initial)
-                if edit is not None:
-                    edits.append(edit)
-                    continue
-            edit = self._word(text, tokens, index, capitalised_inside, skipped)
+            else:
+                edit = self._name(text, tokens, index, initial) if is_name else None
+                if edit is None:
+                    capitalised_inside = word[:1].isupper() and not initial
+                    edit = self._word(text, tokens, index, capitalised_inside, skipped)
             if edit is not None:
                 edits.append(edit)
         return edits
+
+    @functools.cached_property
+    def _candidates(self) -> frozenset[str]:
+        """Lower-case tokens that may start an edit (names are looked up as written)."""
+        return frozenset(set(self.word_map) | set(PRONOUNS) | {"hans"})
 
     @staticmethod
     def _sentence_initial(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:
