@@ -56,7 +56,9 @@ _DIRECTIONS = ("both", "m2f", "f2m", "lower", "spouse")
 _KINDS = ("noun", "adjective", "title")
 # Unlisted-word report: endings of female and -mand/-kvinde forms; verbs ending in -inde.
 _GENDERED_LOOKING = re.compile(r"(?:inde|inden|inder|inderne|mand|manden|mænd|mændene)$")
-_INDE_VERBS = re.compile(r"(?:finde|vinde|binde|minde|svinde|hinde|tinde|linde|kinde)(?:n|r|s)?$")
+_INDE_VERBS = re.compile(
+    r"(?:finde|vinde|binde|minde|svinde|hinde|tinde|linde|kinde|tusinde)(?:n|r|s)?$"
+)
 
 
 def genitive(form: str) -> str:
