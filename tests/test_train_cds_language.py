@@ -44,23 +44,67 @@ def test_recipe_key_reaches_the_mapper_and_unknown_codes_are_refused():
         load_recipe(SMOKE, ["output_dir=x", "cds_language=dansk"])
 
 
-def test_short_danish_run_swaps_with_danish_rules_and_scores_dawinobias(tmp_path, recwarn):
-    corpus = danish_corpus(tmp_path / "corpus.jsonl")
+#: BEC-Pro DE's person words, so that the tiny run's own tokenizer has each as one token.
+GERMAN_PERSONS = [("Vater", "Mutter"), ("Sohn", "Tochter"), ("Bruder", "Schwester"),
+                  ("Onkel", "Tante"), ("Freund", "Freundin"), ("Ehemann", "Frau"),
+                  ("Mann", "Frau"), ("Papa", "Mama")]  # fmt: skip
+
+
+def german_corpus(path: Path) -> Path:
+    rows = []
+    for i in range(80):
+        male, female = GERMAN_PERSONS[i % len(GERMAN_PERSONS)]
+        if i % 3:
+            text = f"Mein {male} ist Arzt. Er sagte, dass er müde war."
+        else:
+            text = f"Meine {female} ist Ärztin. Sie sagte, dass sie müde war."
+        rows.append({"text": text})
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return path
+
+
+#: Per language: the corpus writer, the benchmark the callback scores, and whether it needs
+#: the shared data folder. German runs once its module is registered (cds_language: de).
+RUNS = {
+    "da": (danish_corpus, lambda data: {"dawinobias": {"data_file": str(DAWINOBIAS)}}),
+    "de": (
+        german_corpus,
+        lambda data: {
+            "becpro": {"language": "de", "data_file": str(data / "bec-pro" / "BEC-Pro_DE.tsv")}
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("code", sorted(RUNS))
+def test_short_run_swaps_with_the_language_rules_and_scores_its_benchmark(
+    tmp_path, recwarn, request, code
+):
+    from cdsbias.cds.languages import LANGUAGES
+
+    if code not in LANGUAGES:
+        pytest.skip(f"CDS language '{code}' is not registered")
+    data = request.getfixturevalue("shared_data") if code == "de" else None
+    write_corpus, benchmarks = RUNS[code]
+    corpus = write_corpus(tmp_path / "corpus.jsonl")
     out = tmp_path / "run"
-    benchmarks = json.dumps({"dawinobias": {"data_file": str(DAWINOBIAS)}})
-    code = train_main(
+    code_run = train_main(
         [str(SMOKE), f"output_dir={out}", "dataset=json", f"data_files={corpus}",
-         "cds_language=da", f"bias_benchmarks={benchmarks}", "max_steps=2", "save_steps=2",
-         "report_to=none"]
+         f"cds_language={code}", f"bias_benchmarks={json.dumps(benchmarks(data))}",
+         "max_steps=2", "save_steps=2", "report_to=none"]
     )  # fmt: skip
-    assert code == 0
+    assert code_run == 0
     points = read_points(out)
     assert [p["step"] for p in points] == [0, 2]
-    assert points[-1]["benchmarks"]["dawinobias"]["metrics"]
-    # The Danish corpus with the Danish rules: no language-mismatch warning.
+    (name,) = benchmarks(data)
+    assert points[-1]["benchmarks"][name]["metrics"]
+    # The corpus with its own language's rules: no language-mismatch warning.
     assert not [w for w in recwarn if "CDS changes almost nothing" in str(w.message)]
-    # The same corpus with the default English rules is noticed.
+
+
+def test_danish_corpus_with_english_rules_warns_naming_the_key(tmp_path):
+    corpus = danish_corpus(tmp_path / "corpus.jsonl")
+    texts = [json.loads(line)["text"] for line in corpus.read_text().splitlines()]
+    english = counterfactual_mapper(load_recipe(SMOKE, ["output_dir=x"]).cds, ["text"])
     with pytest.warns(UserWarning, match="looks Danish, not English.*cds_language: da"):
-        english = load_recipe(SMOKE, ["output_dir=x"]).cds
-        corpus_texts = [json.loads(line)["text"] for line in corpus.read_text().splitlines()]
-        counterfactual_mapper(english, ["text"])({"text": corpus_texts})
+        english({"text": texts})
