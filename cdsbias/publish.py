@@ -85,11 +85,18 @@ def _method_text(recipe: dict[str, Any], corpus: str) -> str:
     mode = recipe.get("cds_mode", "cds")
     if mode == "none":
         return f"trained on {corpus} as it is (no counterfactual substitution)"
-    swapped = (
-        "gendered words and first names were swapped (he↔she, his↔her, John↔Mary, ...)"
-        if recipe.get("cds_names", True)
-        else "gendered words were swapped (he↔she, his↔her, ...)"
-    )
+    from cdsbias.cds.languages import language_class
+
+    language = language_class(recipe.get("cds_language", "en"))
+    examples = language.swap_examples
+    if recipe.get("cds_names", True):
+        swapped = "gendered words and first names were swapped"
+    else:
+        swapped, examples = "gendered words were swapped", examples[:-1]
+    if examples:
+        swapped += f" ({', '.join(examples)}, ...)"
+    if language.code != "en":
+        swapped += f" with the {language.name} rules"
     if mode == "cda":
         return (
             f"debiased with **counterfactual data augmentation** (CDA): trained on {corpus} "

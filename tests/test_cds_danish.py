@@ -174,3 +174,14 @@ def test_cli_non_utf8_danish_corpus_is_one_line(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert "not UTF-8" in error and "line 3" in error and "\n" not in error
     assert not out.exists()
+
+
+def test_model_card_names_the_language_and_its_swaps():
+    from cdsbias.publish import _method_text
+
+    english = _method_text({"cds_mode": "cda"}, "GAP")
+    assert english.endswith("plus a copy in which gendered words and first names were swapped "
+                            "(he↔she, his↔her, John↔Mary, ...)")  # fmt: skip
+    danish = _method_text({"cds_mode": "cds", "cds_language": "da", "cds_names": False}, "X")
+    assert "gendered words were swapped (han↔hun, hans↔hendes, kongen↔dronningen, ...) " \
+        "with the Danish rules" in danish  # fmt: skip

@@ -256,12 +256,13 @@ def counterfactual_batch(
     seed: int = 0,
     names: bool = True,
     id_column: str | None = None,
+    language: str = "en",
 ) -> dict[str, list[Any]]:
     """Function form of ``CounterfactualMapper`` for ``Dataset.map(..., fn_kwargs=...)``.
 
     Builds the rule-based engine once per process (cached).
     """
-    key = (column, mode, probability, seed, names, id_column)
+    key = (column, mode, probability, seed, names, id_column, language)
     mapper = _MAPPER_CACHE.get(key)
     if mapper is None:
         mapper = CounterfactualMapper(
@@ -271,6 +272,7 @@ def counterfactual_batch(
             seed=seed,
             names=names,
             id_column=id_column,
+            language=language,
         )
         _MAPPER_CACHE[key] = mapper
     return mapper(batch)
@@ -287,9 +289,16 @@ def substitute_texts(
     seed: int = 0,
     names: bool = True,
     analyzer: str = "rules",
+    language: str = "en",
 ) -> list[str]:
     """CDS / CDA over a list of plain texts (keys: each text's hash)."""
     mapper = CounterfactualMapper(
-        "text", mode=mode, probability=probability, seed=seed, names=names, analyzer=analyzer
+        "text",
+        mode=mode,
+        probability=probability,
+        seed=seed,
+        names=names,
+        analyzer=analyzer,
+        language=language,
     )
     return mapper({"text": list(texts)})["text"]

@@ -54,6 +54,9 @@ class Language(ABC):
     #: whether ``cds_language`` fits it (cdsbias.cds.languages.check_language). Empty: the
     #: language takes no part in that check.
     marker_words: ClassVar[frozenset[str]] = frozenset()
+    #: A few typical swaps (word pairs, then a name pair) for model cards, e.g.
+    #: ``("he↔she", "his↔her", "John↔Mary")``; the last one is a name pair.
+    swap_examples: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, names: bool = True) -> None:
         self.names = names

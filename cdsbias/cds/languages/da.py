@@ -140,6 +140,7 @@ class Danish(Language):
     code = "da"
     name = "Danish"
     marker_words = frozenset({"han", "hun", "ham", "hende", "hendes"})
+    swap_examples = ("han↔hun", "hans↔hendes", "kongen↔dronningen", "Peter↔Anne")
 
     def __init__(self, *, names: bool = True) -> None:
         super().__init__(names=names)

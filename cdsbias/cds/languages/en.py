@@ -100,6 +100,7 @@ class English(Language):
     code = "en"
     name = "English"
     marker_words = frozenset({"he", "she", "him", "his", "himself", "herself"})
+    swap_examples = ("he↔she", "his↔her", "John↔Mary")
 
     def __init__(
         self,
