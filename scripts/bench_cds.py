@@ -1,12 +1,24 @@
-"""Measures the CDS engine's speed (words per second, one core) on all of GAP.
+"""Measures the CDS engines' speed (words per second, one core), each language against
+English in the same run.
 
 Usage:
     python scripts/bench_cds.py [--data-dir ../shared/data] [--repeats 3] [--no-names]
+        [--stream-words 1000000]
 
-Words are whitespace-separated tokens of the GAP Text column (dev + test + validation).
-The rule-based path is always measured; the spaCy path only when spaCy and the model are
-installed (``pip install 'cdsbias[spacy]'`` and ``python -m spacy download en_core_web_sm``).
-Issue #3 asks for >= 200,000 words/s per core on the rule-based path.
+English: the Text column of all of GAP (dev + test + validation), 71 words a document.
+Danish: the DaWinoBias and ABC sentences of genda-lens; German (when registered): the
+BEC-Pro DE sentences; both joined ten sentences a document, so that every language's
+documents are about as long as GAP's and the per-document cost of ``datasets`` weighs the
+same. Words are whitespace-separated tokens. Two measurements per language:
+
+* ``engine``: ``substitute_many`` over the texts in memory (best of ``--repeats``);
+* ``stream``: the training path's ``CounterfactualMapper`` (p = 1) over a streamed
+  ``datasets.IterableDataset`` of about ``--stream-words`` words (the texts repeated),
+  consumed to the end, so the reading, batching and mapping of a streamed corpus count.
+
+The rule-based path is always measured; English's spaCy path only when spaCy and the model
+are installed. Issues #3 and #22 ask for >= 200,000 words/s per core on the rule-based path,
+for English and for German and Danish.
 """
 
 from __future__ import annotations
@@ -16,19 +28,42 @@ import os
 import time
 from pathlib import Path
 
-from cdsbias.cds import build_substituter, read_gap
+from cdsbias.cds import LANGUAGES, CounterfactualMapper, build_substituter, read_gap
 from cdsbias.cds.spacy_analysis import DEFAULT_SPACY_MODEL, spacy_available
 
 REPO = Path(__file__).resolve().parents[1]
 SPLITS = ("development", "test", "validation")
+DANISH_FILES = (
+    "DaWinoBias_anti_stereotyped_evalda.txt",
+    "DaWinoBias_pro_stereotyped_evalda.txt",
+    "abc_fem_sents.txt",
+    "abc_male_sents.txt",
+)
 
 
-def load_texts(data_dir: Path) -> list[str]:
-    """Returns the Text column of the three GAP files."""
-    texts = []
-    for split in SPLITS:
-        texts.extend(row["Text"] for row in read_gap(data_dir / f"gap-{split}.tsv").rows)
-    return texts
+def load_texts(data_dir: Path, language: str) -> list[str]:
+    """The benchmark texts of ``language`` from the shared data folder."""
+    if language == "en":
+        folder = data_dir / "gap-coreference"
+        return [
+            row["Text"] for split in SPLITS for row in read_gap(folder / f"gap-{split}.tsv").rows
+        ]
+    if language == "da":
+        folder = data_dir / "genda-lens-danish"
+        lines = []
+        for name in DANISH_FILES:
+            text = (folder / name).read_text(encoding="utf-8")
+            lines.extend(line.strip() for line in text.splitlines())
+        return documents([line for line in lines if line and line != "---"])
+    if language == "de":
+        rows = (data_dir / "bec-pro" / "BEC-Pro_DE.tsv").read_text(encoding="utf-8")
+        return documents([line.split("\t")[1] for line in rows.splitlines()[1:] if "\t" in line])
+    raise SystemExit(f"no benchmark texts for language '{language}'")
+
+
+def documents(sentences: list[str], size: int = 10) -> list[str]:
+    """Joins consecutive sentences into documents of ``size`` sentences."""
+    return [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
 
 
 def words_per_second(substituter, texts: list[str], repeats: int) -> tuple[float, float]:
@@ -42,6 +77,32 @@ def words_per_second(substituter, texts: list[str], repeats: int) -> tuple[float
     return words / best, best
 
 
+def streamed_words_per_second(
+    texts: list[str], language: str | None, names: bool, target_words: int
+) -> tuple[float, float]:
+    """Words/s of ``CounterfactualMapper`` over a streamed corpus of ~``target_words``
+    (``language`` None: a map that returns its batch, the cost of streaming alone)."""
+    import datasets
+
+    words = sum(len(text.split()) for text in texts)
+    copies = max(1, target_words // max(words, 1))
+    corpus = datasets.Dataset.from_dict({"text": texts * copies}).to_iterable_dataset()
+    if language is None:
+        mapper = _identity
+    else:
+        mapper = CounterfactualMapper(probability=1.0, names=names, language=language)
+        mapper.substituter  # noqa: B018 - load the word lists outside the timed part
+    started = time.perf_counter()
+    for _ in corpus.map(mapper, batched=True, batch_size=1000):
+        pass
+    seconds = time.perf_counter() - started
+    return words * copies / seconds, seconds
+
+
+def _identity(batch: dict) -> dict:
+    return batch
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default_data = Path(os.environ.get("CDSBIAS_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -49,22 +110,40 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-names", dest="names", action="store_false")
     parser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL)
+    parser.add_argument("--stream-words", type=int, default=1_000_000)
     args = parser.parse_args()
 
-    texts = load_texts(args.data_dir / "gap-coreference")
-    words = sum(len(text.split()) for text in texts)
-    print(f"GAP: {len(texts)} documents, {words} words; names={'on' if args.names else 'off'}")
-    rules = build_substituter(names=args.names, analyzer="rules")
-    rate, seconds = words_per_second(rules, texts, args.repeats)
-    print(f"rules : {rate:>12,.0f} words/s ({seconds:.2f} s, best of {args.repeats})")
+    names = "on" if args.names else "off"
+    print(f"rule-based CDS, one process; names={names}")
+    english = load_texts(args.data_dir, "en")
+    rate, seconds = streamed_words_per_second(english, None, args.names, args.stream_words)
+    print(f"streaming GAP text through an identity map: {rate:,.0f} words/s ({seconds:.2f} s)")
+    baseline = {}
+    for language in LANGUAGES:
+        texts = load_texts(args.data_dir, language)
+        words = sum(len(text.split()) for text in texts)
+        substituter = build_substituter(names=args.names, analyzer="rules", language=language)
+        rate, seconds = words_per_second(substituter, texts, args.repeats)
+        stream_rate, stream_seconds = streamed_words_per_second(
+            texts, language, args.names, args.stream_words
+        )
+        baseline.setdefault("engine", rate)
+        baseline.setdefault("stream", stream_rate)
+        print(
+            f"{language}: {len(texts):>6} texts {words:>8} words | engine {rate:>10,.0f} words/s "
+            f"({seconds:.2f} s, x{rate / baseline['engine']:.2f} of en) | stream "
+            f"{stream_rate:>10,.0f} words/s ({stream_seconds:.2f} s, "
+            f"x{stream_rate / baseline['stream']:.2f} of en)"
+        )
     if spacy_available(args.spacy_model):
+        texts = load_texts(args.data_dir, "en")
         spacy_path = build_substituter(
             names=args.names, analyzer="spacy", spacy_model=args.spacy_model
         )
         rate, seconds = words_per_second(spacy_path, texts, 1)
-        print(f"spacy : {rate:>12,.0f} words/s ({seconds:.2f} s, {args.spacy_model})")
+        print(f"en spacy: {rate:>12,.0f} words/s ({seconds:.2f} s, {args.spacy_model})")
     else:
-        print(f"spacy : not measured ({args.spacy_model} or spaCy not installed)")
+        print(f"en spacy: not measured ({args.spacy_model} or spaCy not installed)")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Entry points:
 
-* ``CounterfactualSubstituter`` (engine): word pairs, her/his by context, given names.
+* ``CounterfactualSubstituter`` (engine): English word pairs, her/his by context, given
+  names; ``get_language(code)`` (languages): the rules of any registered language.
 * ``counterfactual_gap`` / ``read_gap`` / ``format_gap`` (gap): GAP files with re-derived
   offsets.
 * ``CounterfactualMapper`` / ``counterfactual_batch`` (corpus): ``datasets.Dataset.map``.
@@ -22,16 +23,20 @@ from cdsbias.cds.corpus import (
 from cdsbias.cds.corpus_io import load_corpus, write_corpus
 from cdsbias.cds.engine import CounterfactualSubstituter, Edit, apply_edits, map_offset
 from cdsbias.cds.gap import counterfactual_gap, format_gap, parse_gap, read_gap
+from cdsbias.cds.languages import LANGUAGES, Language, Skip, get_language
 from cdsbias.cds.report import SubstitutionReport
 from cdsbias.cds.spacy_analysis import SpacyAnalyzer, build_substituter
 from cdsbias.cds.wordlists import WordLists, load_wordlists
 
 __all__ = [
     "DEFAULT_PROBABILITY",
+    "LANGUAGES",
     "MODES",
     "CounterfactualMapper",
     "CounterfactualSubstituter",
     "Edit",
+    "Language",
+    "Skip",
     "SpacyAnalyzer",
     "SubstitutionReport",
     "WordLists",
@@ -40,6 +45,7 @@ __all__ = [
     "counterfactual_batch",
     "counterfactual_gap",
     "format_gap",
+    "get_language",
     "load_corpus",
     "load_wordlists",
     "map_offset",

@@ -18,17 +18,18 @@ import json
 import random
 from typing import TYPE_CHECKING, Any
 
-from cdsbias.cds.engine import apply_edits
+from cdsbias.cds.edits import apply_edits
 from cdsbias.errors import CdsbiasError
 
 if TYPE_CHECKING:
-    from cdsbias.cds.engine import CounterfactualSubstituter, Edit
+    from cdsbias.cds.edits import Edit
+    from cdsbias.cds.languages.base import Language, Skip
     from cdsbias.cds.wordlists import WordLists
 
 MODES = ("cds", "cda")
 DEFAULT_PROBABILITY = 0.5
 #: Column that ``CounterfactualMapper(report=True)`` adds: per input document, a JSON record
-#: ``[substituted, pairs, kinds, unlisted]`` (see ``SubstitutionReport``); ``""`` on the
+#: ``[substituted, pairs, kinds, unlisted, skipped]`` (see ``SubstitutionReport``); ``""`` on the
 #: added rows of ``cda`` mode, so every input document has exactly one record.
 REPORT_COLUMN = "_cds_report"
 
@@ -86,6 +87,10 @@ class CounterfactualMapper:
         wordlists: Custom word and name lists; default the shipped ones.
         report: Also add ``REPORT_COLUMN`` with each document's substitution counts, for
             ``SubstitutionReport`` totals over a whole dataset.
+        language: The CDS language code (``en``, ``da``, ...; cdsbias.cds.languages).
+            The first batch each process maps is checked against the other languages
+            (``check_language``): a corpus the chosen rules hardly touch gets a warning.
+        language_option: How the user chose the language, named in that warning.
     """
 
     def __init__(
@@ -101,6 +106,8 @@ class CounterfactualMapper:
         spacy_model: str | None = None,
         wordlists: WordLists | None = None,
         report: bool = False,
+        language: str = "en",
+        language_option: str = "cds_language",
     ) -> None:
         validate_settings(mode, probability)
         self.column = column
@@ -118,16 +125,25 @@ class CounterfactualMapper:
             self.wordlists = wordlists
         if report:
             self.report = True
+        if language != "en":
+            from cdsbias.cds.languages import language_class
+
+            language_class(language)  # an unknown code fails here, not in a worker
+            self.language = language
+        if language_option != "cds_language":
+            self.language_option = language_option
         self._substituter = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Workers rebuild the substituter (and any spaCy pipeline) themselves.
         state = dict(self.__dict__)
         state["_substituter"] = None
+        # Not part of the fingerprint: whether this process has checked the language yet.
+        state.pop("_language_checked", None)
         return state
 
     @property
-    def substituter(self) -> CounterfactualSubstituter:
+    def substituter(self) -> Language:
         """The engine, built on first use in each process."""
         if self._substituter is None:
             from cdsbias.cds.spacy_analysis import build_substituter
@@ -138,17 +154,28 @@ class CounterfactualMapper:
             if getattr(self, "wordlists", None) is not None:
                 options["wordlists"] = self.wordlists
             self._substituter = build_substituter(
-                names=self.names, analyzer=self.analyzer, **options
+                names=self.names,
+                analyzer=self.analyzer,
+                language=getattr(self, "language", "en"),
+                **options,
             )
         return self._substituter
 
-    def _record(self, text: str, edits: list[Edit], substituted: bool) -> str:
+    def _record(self, text: str, edits: list[Edit], substituted: bool, skips: list[Skip]) -> str:
         """One document's ``REPORT_COLUMN`` value, counted exactly as ``SubstitutionReport``."""
         from cdsbias.cds.report import SubstitutionReport
 
         part = SubstitutionReport()
-        part.add("", text, edits, substituted=substituted, known_words=self.substituter.known_words)
-        return json.dumps([substituted, dict(part.pairs), dict(part.kinds), dict(part.unlisted)])
+        part.add("", text, edits, substituted=substituted, language=self.substituter, skipped=skips)
+        return json.dumps(
+            [
+                substituted,
+                dict(part.pairs),
+                dict(part.kinds),
+                dict(part.unlisted),
+                dict(part.skipped),
+            ]
+        )
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         if self.column not in batch:
@@ -156,6 +183,15 @@ class CounterfactualMapper:
                 f"Column '{self.column}' not found; available: {', '.join(sorted(batch))}"
             )
         texts = batch[self.column]
+        if not getattr(self, "_language_checked", False) and texts:
+            from cdsbias.cds.languages import check_language
+
+            self._language_checked = True
+            check_language(
+                texts,
+                getattr(self, "language", "en"),
+                option=getattr(self, "language_option", "cds_language"),
+            )
         keys = (
             [str(value) for value in batch[self.id_column]]
             if self.id_column
@@ -167,16 +203,26 @@ class CounterfactualMapper:
             chosen = [True] * len(texts)
         to_substitute = [text for text, flag in zip(texts, chosen, strict=True) if flag]
         # substitute_many is apply_edits over edits_many; the edits are kept for the report.
-        chosen_edits = self.substituter.edits_many(to_substitute) if to_substitute else []
+        report = getattr(self, "report", False)
+        chosen_skips: list[list[Skip]] = []
+        chosen_edits = (
+            self.substituter.edits_many(to_substitute, skipped=chosen_skips if report else None)
+            if to_substitute
+            else []
+        )
         all_edits = iter(chosen_edits)
         edits = [next(all_edits) if flag else [] for flag in chosen]
+        all_skips = iter(chosen_skips)
+        skips = [next(all_skips) if flag and report else [] for flag in chosen]
         new_texts = [
             apply_edits(text, text_edits) if flag else text
             for text, text_edits, flag in zip(texts, edits, chosen, strict=True)
         ]
-        report = getattr(self, "report", False)
         records = (
-            [self._record(t, e, f) for t, e, f in zip(texts, edits, chosen, strict=True)]
+            [
+                self._record(t, e, f, s)
+                for t, e, f, s in zip(texts, edits, chosen, skips, strict=True)
+            ]
             if report
             else []
         )
@@ -210,12 +256,13 @@ def counterfactual_batch(
     seed: int = 0,
     names: bool = True,
     id_column: str | None = None,
+    language: str = "en",
 ) -> dict[str, list[Any]]:
     """Function form of ``CounterfactualMapper`` for ``Dataset.map(..., fn_kwargs=...)``.
 
     Builds the rule-based engine once per process (cached).
     """
-    key = (column, mode, probability, seed, names, id_column)
+    key = (column, mode, probability, seed, names, id_column, language)
     mapper = _MAPPER_CACHE.get(key)
     if mapper is None:
         mapper = CounterfactualMapper(
@@ -225,6 +272,7 @@ def counterfactual_batch(
             seed=seed,
             names=names,
             id_column=id_column,
+            language=language,
         )
         _MAPPER_CACHE[key] = mapper
     return mapper(batch)
@@ -241,9 +289,16 @@ def substitute_texts(
     seed: int = 0,
     names: bool = True,
     analyzer: str = "rules",
+    language: str = "en",
 ) -> list[str]:
     """CDS / CDA over a list of plain texts (keys: each text's hash)."""
     mapper = CounterfactualMapper(
-        "text", mode=mode, probability=probability, seed=seed, names=names, analyzer=analyzer
+        "text",
+        mode=mode,
+        probability=probability,
+        seed=seed,
+        names=names,
+        analyzer=analyzer,
+        language=language,
     )
     return mapper({"text": list(texts)})["text"]

@@ -309,11 +309,12 @@ def collect_report(mapped: Any, id_column: str | None = None) -> Any:
         for row, record in enumerate(batch[REPORT_COLUMN]):
             if not record:  # the added row of a cda pair; its document has the record
                 continue
-            substituted, pairs, kinds, unlisted = json.loads(record)
+            substituted, pairs, kinds, unlisted, skipped = json.loads(record)
             key = str(batch[id_column][row]) if id_column else str(index)
             report.pairs.update(pairs)
             report.kinds.update(kinds)
             report.unlisted.update(unlisted)
+            report.skipped.update(skipped)
             report.documents[key] = {
                 "substituted": substituted,
                 "substitutions": sum(pairs.values()),

@@ -2,7 +2,7 @@
 
 A GAP row has the pronoun and the two candidate names as strings plus character offsets
 into Text. After substitution, each span is mapped through the edits
-(cdsbias.cds.engine.map_offset) and the field is re-read from the new text, so
+(cdsbias.cds.edits.map_offset) and the field is re-read from the new text, so
 ``Text[offset:offset + len(field)] == field`` holds for every row by construction (and is
 checked again before writing). Coreference labels and URL are kept; the ID of every
 counterfactual row gets the suffix ``COUNTERFACTUAL_SUFFIX``.
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY, should_substitute, validate_settings
-from cdsbias.cds.engine import CounterfactualSubstituter, Edit, apply_edits, map_offset
+from cdsbias.cds.edits import Edit, apply_edits, map_offset
+from cdsbias.cds.languages.base import Language
 from cdsbias.cds.report import SubstitutionReport
 from cdsbias.errors import CdsbiasError
 
@@ -144,7 +145,7 @@ def check_offsets(row: dict[str, str]) -> list[str]:
 
 def counterfactual_gap(
     table: GapTable,
-    substituter: CounterfactualSubstituter,
+    substituter: Language,
     *,
     mode: str = "cds",
     probability: float = DEFAULT_PROBABILITY,
@@ -154,7 +155,7 @@ def counterfactual_gap(
 
     Args:
         table: Parsed GAP rows.
-        substituter: The engine.
+        substituter: The language's rules (``CounterfactualSubstituter()`` for English).
         mode: ``"cds"`` (each row substituted with ``probability``) or ``"cda"`` (each row
             followed by its counterfactual).
         probability: CDS probability in [0, 1].
@@ -170,13 +171,21 @@ def counterfactual_gap(
     else:
         chosen = [True] * len(table.rows)
     chosen_texts = [text for text, flag in zip(texts, chosen, strict=True) if flag]
-    chosen_edits = iter(substituter.edits_many(chosen_texts))
-    known_words = substituter.known_words
+    chosen_skips: list = []
+    chosen_edits = iter(substituter.edits_many(chosen_texts, skipped=chosen_skips))
+    skips = iter(chosen_skips)
     report = SubstitutionReport()
     rows = []
     for row, flag in zip(table.rows, chosen, strict=True):
         edits = next(chosen_edits) if flag else []
-        report.add(row["ID"], row["Text"], edits, substituted=flag, known_words=known_words)
+        report.add(
+            row["ID"],
+            row["Text"],
+            edits,
+            substituted=flag,
+            language=substituter,
+            skipped=next(skips) if flag else [],
+        )
         if not flag:
             rows.append(row)
             continue

@@ -1,36 +1,17 @@
-"""The substitution report: counts per word pair, per document, and gendered-looking words
-that no list covers yet (to help curate the lists)."""
+"""The substitution report: counts per word pair and kind, per document, the units a
+language left alone because it could not resolve them (per reason), and gendered-looking
+words that no list covers yet (to help curate the lists)."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cdsbias.cds.engine import WORD_PATTERN, Edit
-from cdsbias.cds.pronouns import word_set
-
-# Endings that often mark a gendered noun; the report lists unlisted words with them.
-GENDERED_LOOKING = re.compile(
-    r"(?:ess|esses|man|men|woman|women|boy|boys|girl|girls|ette|ettes|trix|wife|wives)$"
-)
-# Frequent words with those endings that are not gendered.
-NOT_GENDERED = word_set(
-    """business process access success address progress congress express press stress
-    excess recess chess guess dress mess bless confess possess assess impress compress
-    depress suppress harness less unless nevertheless regardless witness fitness illness
-    darkness wilderness kindness happiness awareness weakness sickness goodness bless
-    human humans german germans roman romans amen omen omens specimen specimens regimen
-    abdomen semen stamen acumen layman laymen shaman ramen german norman cayman caiman
-    oman yemen dolmen hymen person season reason lesson poison prison comparison
-    garrison jason mason crimson parson wilson johnson jackson harrison anderson davidson
-    nelson robinson emerson madison allison benson carson dawson dickson ferguson gibson
-    hudson lawson morrison patterson peterson richardson simpson stevenson thompson watson
-    samson hanson larson carlson olson nilsson henderson addison orson tyson unison venison
-    bison arson treason liaison cotton mutton button"""
-)
+if TYPE_CHECKING:
+    from cdsbias.cds.edits import Edit
+    from cdsbias.cds.languages.base import Language, Skip
 
 
 @dataclass
@@ -39,16 +20,20 @@ class SubstitutionReport:
 
     Attributes:
         pairs: Substitutions per pair key, e.g. ``{"he->she": 812}``.
-        kinds: Substitutions per kind (word, pronoun, name).
+        kinds: Substitutions per kind (English: word, pronoun, name; other languages
+            add noun, possessive, determiner, ...).
         documents: Per document id: whether it was substituted and how many edits.
-        unlisted: Lower-case words with a gendered-looking ending (-ess, -man, -woman, -boy,
-            -girl, -ette, -trix, -wife) that no list covers.
+        unlisted: Words that look gendered but that no list covers
+            (``Language.unlisted_words``; English: -ess, -man, -woman, ... endings).
+        skipped: Units left unchanged because the language could not resolve them, per
+            reason (e.g. ``"ambiguous sie"``), in the substituted documents.
     """
 
     pairs: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
     unlisted: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
 
     def add(
         self,
@@ -57,29 +42,21 @@ class SubstitutionReport:
         edits: list[Edit],
         *,
         substituted: bool,
-        known_words: frozenset[str] | set[str],
+        language: Language,
+        skipped: list[Skip] = (),
     ) -> None:
-        """Records one document: its edits (if substituted) and its unlisted words."""
+        """Records one document: its edits and skips (if substituted) and its unlisted words."""
         if substituted:
             for edit in edits:
                 self.pairs[edit.key] += 1
                 self.kinds[edit.kind] += 1
+            for skip in skipped:
+                self.skipped[skip.reason] += 1
         self.documents[document_id] = {
             "substituted": substituted,
             "substitutions": len(edits) if substituted else 0,
         }
-        for match in WORD_PATTERN.finditer(text):
-            lower = match.group()
-            # Lower case only: capitalised ones are mostly surnames (Chapman, Goodman).
-            if (
-                lower.islower()
-                and len(lower) > 4
-                and lower not in known_words
-                and lower not in NOT_GENDERED
-                and not lower.endswith(("ness", "less"))
-                and GENDERED_LOOKING.search(lower)
-            ):
-                self.unlisted[lower] += 1
+        self.unlisted.update(language.unlisted_words(text))
 
     def to_dict(self, *, top_unlisted: int = 50, settings: dict[str, Any] | None = None) -> dict:
         """Returns a JSON-ready dictionary (pairs sorted by count, then name)."""
@@ -90,6 +67,7 @@ class SubstitutionReport:
             "documents_substituted": substituted,
             "substitutions_total": sum(self.pairs.values()),
             "substitutions_by_kind": dict(sorted(self.kinds.items())),
+            "left_unchanged_by_reason": dict(sorted(self.skipped.items())),
             "pairs": dict(sorted(self.pairs.items(), key=lambda item: (-item[1], item[0]))),
             "unlisted_gendered_looking_words": [
                 {"word": word, "count": count}
@@ -103,3 +81,17 @@ class SubstitutionReport:
     def to_json(self, **kwargs: Any) -> str:
         """Serialises ``to_dict(**kwargs)`` with stable key order."""
         return json.dumps(self.to_dict(**kwargs), indent=2, ensure_ascii=False) + "\n"
+
+    def summary(self, language: Language) -> str:
+        """The per-language lines ``cdsbias cds`` prints: documents changed, swaps by kind,
+        and the units left alone (e.g. an ``ihr`` whose reading the context does not fix)."""
+        substituted = sum(1 for doc in self.documents.values() if doc["substituted"])
+        changed = sum(1 for doc in self.documents.values() if doc["substitutions"])
+        kinds = ", ".join(f"{kind} {count:,}" for kind, count in sorted(self.kinds.items()))
+        skipped = ", ".join(f"{reason} {count:,}" for reason, count in sorted(self.skipped.items()))
+        return (
+            f"{language.name} ({language.code}): {changed:,} of {substituted:,} substituted "
+            f"documents changed; swapped {sum(self.kinds.values()):,} words"
+            f"{f' ({kinds})' if kinds else ''}; left unchanged as ambiguous: "
+            f"{sum(self.skipped.values()):,}{f' ({skipped})' if skipped else ''}"
+        )

@@ -1,8 +1,8 @@
 """Optional spaCy path: part-of-speech tags decide her/his, NER decides given names.
 
 spaCy is an optional extra (``pip install 'cdsbias[spacy]'`` plus an English model such as
-``en_core_web_sm``). Without it, the rule-based fallback in cdsbias.cds.pronouns and
-cdsbias.cds.engine is used; ``analyzer="auto"`` picks spaCy when a model loads.
+``en_core_web_sm``). Without it, the rule-based fallback in cdsbias.cds.languages.en_pronouns
+and en_names is used; ``analyzer="auto"`` picks spaCy when a model loads.
 
 Decisions taken from a spaCy ``Doc``:
 
@@ -29,12 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cdsbias.cds.engine import (
-    GIVEN_NAME_TITLES,
-    SURNAME_TITLES,
-    Analysis,
-    CounterfactualSubstituter,
-)
+from cdsbias.cds.languages import DEFAULT_LANGUAGE, Language, get_language
+from cdsbias.cds.languages.en import Analysis
+from cdsbias.cds.languages.en_names import GIVEN_NAME_TITLES, SURNAME_TITLES
 from cdsbias.errors import CdsbiasError
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm"
@@ -131,20 +128,30 @@ def build_substituter(
     names: bool = True,
     analyzer: str = "rules",
     spacy_model: str = DEFAULT_SPACY_MODEL,
+    language: str = DEFAULT_LANGUAGE,
     **kwargs: Any,
-) -> CounterfactualSubstituter:
-    """Builds the engine with the requested analyser.
+) -> Language:
+    """Builds a language's engine with the requested analyser.
 
     Args:
         names: Whether to swap first names.
         analyzer: ``"rules"``, ``"spacy"`` (error if unavailable) or ``"auto"`` (spaCy when
-            the model is installed, else rules).
+            the model is installed, else rules). The spaCy analysis is English's; other
+            languages always use their rules (``"auto"``) or refuse ``"spacy"``.
         spacy_model: spaCy model package name.
-        **kwargs: Passed to ``CounterfactualSubstituter`` (e.g. ``wordlists``).
+        language: The CDS language code (cdsbias.cds.languages.LANGUAGES).
+        **kwargs: Passed to the language (English: ``wordlists``).
     """
     if analyzer not in ANALYZERS:
         raise CdsbiasError(f"Unknown analyser '{analyzer}'; use one of: {', '.join(ANALYZERS)}")
+    if language != "en":
+        if analyzer == "spacy":
+            raise CdsbiasError(
+                f"the spaCy analyser decides English her/his only; use --analyzer rules "
+                f"(or auto) with language '{language}'"
+            )
+        return get_language(language, names=names, **kwargs)
     spacy_analyzer = None
     if analyzer == "spacy" or (analyzer == "auto" and spacy_available(spacy_model)):
         spacy_analyzer = SpacyAnalyzer.load(spacy_model)
-    return CounterfactualSubstituter(names=names, analyzer=spacy_analyzer, **kwargs)
+    return get_language("en", names=names, analyzer=spacy_analyzer, **kwargs)

@@ -33,6 +33,7 @@ class CorpusTreatment:
         self.mode = values.get("cds_mode", "cds")
         self.probability = float(values.get("cds_probability", DEFAULT_PROBABILITY))
         self.names = values.get("cds_names", True) is not False
+        self.language = values.get("cds_language", "en")
 
     @property
     def label(self) -> str:
@@ -57,11 +58,18 @@ class CorpusTreatment:
         """The card's sentence on the training data."""
         if self.mode == "none":
             return f"trained on {corpus} as it is (no counterfactual substitution)"
-        swapped = (
-            "gendered words and first names were swapped (he↔she, his↔her, John↔Mary, ...)"
-            if self.names
-            else "gendered words were swapped (he↔she, his↔her, ...)"
-        )
+        from cdsbias.cds.languages import language_class
+
+        language = language_class(self.language)
+        examples = language.swap_examples
+        if self.names:
+            swapped = "gendered words and first names were swapped"
+        else:
+            swapped, examples = "gendered words were swapped", examples[:-1]
+        if examples:
+            swapped += f" ({', '.join(examples)}, ...)"
+        if language.code != "en":
+            swapped += f" with the {language.name} rules"
         if self.mode == "cda":
             return (
                 f"trained with **counterfactual data augmentation** (CDA, two-sided as in "

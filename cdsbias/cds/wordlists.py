@@ -13,7 +13,7 @@ from pathlib import Path
 from cdsbias import resources
 from cdsbias.errors import CdsbiasError
 
-# Decided by context in cdsbias.cds.pronouns, so a word list must not map them blindly.
+# Decided by context in cdsbias.cds.languages.en_pronouns, so a word list must not map them blindly.
 CONTEXT_PRONOUNS = frozenset({"his", "her", "him", "hers"})
 DIRECTIONS = ("both", "m2f", "f2m", "lower")
 AMBIGUITY_CLASSES = ("word", "proper")
@@ -22,6 +22,44 @@ AMBIGUITY_CLASSES = ("word", "proper")
 def resource_path(filename: str) -> Path:
     """Returns the path of a file shipped in ``cdsbias/resources/wordlists``."""
     return resources.resource_path("wordlists", filename)
+
+
+class WordSets(dict):
+    """Named word sets read from one file; a missing set is a one-line error naming it."""
+
+    def __init__(self, path: Path, sets: dict[str, frozenset[str]]) -> None:
+        super().__init__(sets)
+        self.path = path
+
+    def __missing__(self, name: str) -> frozenset[str]:
+        raise CdsbiasError(f"{self.path}: no [{name}] section; the word list is incomplete")
+
+
+def load_word_sets(path: Path) -> WordSets:
+    """Reads a file of named word sets: a ``[name]`` line, then its words (any lines).
+
+    Raises:
+        CdsbiasError: ``file:line: problem`` for words before the first section, a
+            section named twice, or an empty section; a missing or non-UTF-8 file.
+    """
+    path = Path(path)
+    sets: dict[str, set[str]] = {}
+    current: set[str] | None = None
+    for line_number, line in data_lines(path):
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            name = stripped[1:-1].strip()
+            if name in sets:
+                raise CdsbiasError(f"{path}:{line_number}: section [{name}] appears twice")
+            current = sets[name] = set()
+        elif current is None:
+            raise CdsbiasError(f"{path}:{line_number}: words before the first [section] line")
+        else:
+            current.update(stripped.split())
+    for name, words in sets.items():
+        if not words:
+            raise CdsbiasError(f"{path}: section [{name}] has no words")
+    return WordSets(path, {name: frozenset(words) for name, words in sets.items()})
 
 
 @dataclass(frozen=True)
@@ -44,12 +82,15 @@ class WordLists:
     male_words: frozenset[str] = frozenset()
 
 
-def _data_lines(path: Path) -> list[tuple[int, str]]:
-    """Returns (line number, line) for non-blank, non-comment lines; rejects non-UTF-8."""
+def data_lines(path: Path) -> list[tuple[int, str]]:
+    """Returns (line number, line) for non-blank, non-comment lines of a word-list file;
+    a missing, unreadable or non-UTF-8 file is a one-line error naming it."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise CdsbiasError(f"Word list {path} not found") from None
+    except OSError as exc:
+        raise CdsbiasError(f"Word list {path} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         line_number = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise CdsbiasError(f"{path}:{line_number}: not valid UTF-8") from None
@@ -89,7 +130,7 @@ def load_word_pairs(
     defined_at: dict[str, int] = {}
     male_words: set[str] = set()
     lowercase_only: set[str] = set()
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = line.split("\t")
         if len(fields) not in (2, 3):
             raise CdsbiasError(
@@ -139,7 +180,7 @@ def load_name_pairs(path: Path | None = None) -> dict[str, str]:
     """
     path = Path(path) if path is not None else resource_path("name_pairs.tsv")
     name_map: dict[str, str] = {}
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = line.split("\t")
         if len(fields) != 2 or not all(name.strip().isalpha() for name in fields):
             raise CdsbiasError(
@@ -162,7 +203,7 @@ def load_ambiguous_names(path: Path | None = None) -> dict[str, str]:
     """
     path = Path(path) if path is not None else resource_path("ambiguous_given_names.tsv")
     ambiguous: dict[str, str] = {}
-    for line_number, line in _data_lines(path):
+    for line_number, line in data_lines(path):
         fields = [part.strip() for part in line.split("\t")]
         if len(fields) != 2 or fields[1] not in AMBIGUITY_CLASSES:
             raise CdsbiasError(

@@ -90,6 +90,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="en_core_web_sm",
         help="spaCy model package or folder (default en_core_web_sm)",
     )
+    parser.add_argument(
+        "--language",
+        default="en",
+        metavar="CODE",
+        help="language of the text, whose rules swap it: en (default), da, ... (the recipe "
+        "key cds_language)",
+    )
     parser.add_argument("--word-pairs", type=Path, help="custom male<TAB>female word list")
     parser.add_argument("--name-pairs", type=Path, help="custom male<TAB>female name list")
     parser.add_argument("--report", type=Path, help="report path (default OUTPUT.report.json)")
@@ -98,8 +105,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs ``cdsbias cds`` on a GAP file or a corpus (by the input's kind)."""
+    from cdsbias.cds.languages import language_class
     from cdsbias.errors import CdsbiasError
 
+    language_class(args.language)  # an unknown code: did-you-mean, before anything is read
+    if args.language != "en" and (args.word_pairs or args.name_pairs):
+        raise CdsbiasError(
+            "--word-pairs and --name-pairs replace the English lists; drop them with "
+            f"--language {args.language}"
+        )
     inputs = args.input
     if len(inputs) == 1 and inputs[0].suffix.lower() == ".tsv" and not args.dataset:
         for flag, value in (("--text-column", args.text_column), ("--id-column", args.id_column)):
@@ -114,6 +128,7 @@ def run_gap(args: argparse.Namespace) -> int:
     """Runs ``cdsbias cds`` on a GAP file; everything is validated before any output is written."""
     from cdsbias.cds.corpus import validate_settings
     from cdsbias.cds.gap import counterfactual_gap, format_gap, read_gap
+    from cdsbias.cds.languages import check_language
     from cdsbias.cds.spacy_analysis import build_substituter
     from cdsbias.cds.wordlists import load_wordlists
     from cdsbias.errors import CdsbiasError
@@ -123,14 +138,20 @@ def run_gap(args: argparse.Namespace) -> int:
     report_path = args.report or args.out.with_name(args.out.name + ".report.json")
     if args.out.resolve() == args.input.resolve():
         raise CdsbiasError("--out must differ from INPUT")
-    wordlists = load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
+    wordlists = (
+        load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
+        if args.language == "en"
+        else None
+    )
     table = read_gap(args.input)
     substituter = build_substituter(
         names=args.names,
         analyzer=args.analyzer,
         spacy_model=args.spacy_model,
-        wordlists=wordlists,
+        language=args.language,
+        **({"wordlists": wordlists} if args.language == "en" else {}),
     )
+    check_language((row["Text"] for row in table.rows), args.language, option="--language")
     output, report = counterfactual_gap(
         table, substituter, mode=args.mode, probability=args.probability, seed=args.seed
     )
@@ -140,6 +161,7 @@ def run_gap(args: argparse.Namespace) -> int:
         "probability": args.probability,
         "seed": args.seed,
         "names": args.names,
+        "language": args.language,
         "analyzer": substituter.method,
     }
     report_text = report.to_json(settings=settings)
@@ -150,6 +172,7 @@ def run_gap(args: argparse.Namespace) -> int:
         f" substituted, {sum(report.pairs.values())} substitutions, analyser "
         f"{substituter.method}); report: {report_path}"
     )
+    print(report.summary(substituter))
     return 0
 
 
@@ -187,7 +210,9 @@ def run_corpus(args: argparse.Namespace) -> int:
         raise CdsbiasError("--out and --report must differ from the input")
     text_column = args.text_column or "text"
     custom_lists = args.word_pairs is not None or args.name_pairs is not None
-    wordlists = load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
+    wordlists = (
+        load_wordlists(args.word_pairs, args.name_pairs, names=args.names) if custom_lists else None
+    )
 
     bars_were_on = datasets.is_progress_bar_enabled()
     if args.quiet:
@@ -217,8 +242,10 @@ def run_corpus(args: argparse.Namespace) -> int:
             id_column=id_column,
             analyzer=args.analyzer,
             spacy_model=args.spacy_model,
-            wordlists=wordlists if custom_lists else None,
+            wordlists=wordlists,
             report=True,
+            language=args.language,
+            language_option="--language",
         )
         method = mapper.substituter.method  # a missing spaCy model fails here, not in a worker
         mapped = corpus.map(
@@ -240,6 +267,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             "probability": args.probability,
             "seed": args.seed,
             "names": args.names,
+            "language": args.language,
             "analyzer": method,
         }
         write_corpus(output, args.out)
@@ -253,4 +281,5 @@ def run_corpus(args: argparse.Namespace) -> int:
         f"{summary['documents_total']} documents substituted, {summary['substitutions_total']} "
         f"substitutions, analyser {method}); report: {report_path}"
     )
+    print(report.summary(mapper.substituter))
     return 0

@@ -66,7 +66,8 @@ def draw_curve(points: list[dict[str, Any]], path: Path) -> None:
         last = next(p["benchmarks"][name] for p in reversed(points) if name in p["benchmarks"])
         for p in points:
             for label, (value, low, high) in p["benchmarks"].get(name, {}).get("curve", {}).items():
-                curves.setdefault(label, []).append((p["step"], value, low, high))
+                if value is not None:  # undefined at this point (e.g. a ratio of zeros): no dot
+                    curves.setdefault(label, []).append((p["step"], value, low, high))
         for label, values in curves.items():
             steps = [v[0] for v in values]
             (line,) = axis.plot(steps, [v[1] for v in values], marker="o", label=label)

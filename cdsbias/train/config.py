@@ -23,6 +23,7 @@ import yaml
 
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
+from cdsbias.cds.languages import language_class
 from cdsbias.data.corpora import validate_corpus
 from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
@@ -183,6 +184,13 @@ class CDSConfig:
     )
     cds_names: bool = field(default=True, metadata={"help": "Also swap first names."})
     cds_seed: int = field(default=0, metadata={"help": "Seed of the per-document coins."})
+    cds_language: str = field(
+        default="en",
+        metadata={
+            "help": "Language of the corpus, whose CDS rules swap it: en, da, ... "
+            "(cdsbias.cds.languages; `cdsbias cds --language`)."
+        },
+    )
 
 
 @dataclass
@@ -374,6 +382,7 @@ def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
         raise CdsbiasError(f"cds_mode must be cds, cda or none, got '{cds.cds_mode}'.")
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
+    language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
     if not model.init_from_scratch and not model.model_name_or_path:
         raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
     if model.init_from_scratch and "model_name_or_path" in recipe.source:

@@ -177,6 +177,7 @@ def counterfactual_mapper(cds: CDSConfig, columns: Any) -> Any:
     return CounterfactualMapper(
         "text", mode=cds.cds_mode, probability=cds.cds_probability, seed=cds.cds_seed,
         names=cds.cds_names, id_column="id" if "id" in (columns or ()) else None,
+        language=cds.cds_language,
     )  # fmt: skip
 
 

@@ -1,13 +1,17 @@
 """The interface every counterfactual-substitution language implements.
 
-A language turns a text into character-level edits (:class:`cdsbias.cds.engine.Edit`):
-sorted by position, non-overlapping, offsets into the *original* text, replacements in
-the original's casing. Everything downstream (GAP offsets, reports, corpora, training)
-works on edits and never needs to know the language.
+A language turns a text into character-level edits (:class:`cdsbias.cds.edits.Edit`, also
+importable as ``cdsbias.cds.engine.Edit``): sorted by position, non-overlapping, offsets
+into the *original* text, replacements in the original's casing. Everything downstream
+(GAP offsets, reports, corpora, training) works on edits and never needs to know the
+language. The steps inside ``edits`` are the language's own business: tokenise, find the
+gendered units, choose each swap, re-inflect what agrees with it, render in the original's
+casing.
 
 Each language lives in its own module beside this one (``en.py``, ``de.py``, ``da.py``)
-with its word lists as data files under ``cdsbias/resources/``; a fourth language is one
-more module and its data.
+with its word lists as data files under ``cdsbias/resources/wordlists/``, and one line in
+the registry (``cdsbias/cds/languages/__init__.py``); a fourth language is one more module,
+its data and that line.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
-from cdsbias.cds.engine import Edit
+from cdsbias.cds.edits import Edit, apply_edits
 
 
 class Skip(NamedTuple):
@@ -45,6 +49,14 @@ class Language(ABC):
     code: ClassVar[str]
     #: English name of the language, for messages and reports.
     name: ClassVar[str]
+    #: Frequent lower-case words that are the language's own and hardly occur in the other
+    #: registered languages (its third-person pronouns): how often a corpus uses them tells
+    #: whether ``cds_language`` fits it (cdsbias.cds.languages.check_language). Empty: the
+    #: language takes no part in that check.
+    marker_words: ClassVar[frozenset[str]] = frozenset()
+    #: A few typical swaps (word pairs, then a name pair) for model cards, e.g.
+    #: ``("he↔she", "his↔her", "John↔Mary")``; the last one is a name pair.
+    swap_examples: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, names: bool = True) -> None:
         self.names = names
@@ -63,3 +75,42 @@ class Language(ABC):
     @abstractmethod
     def known_words(self) -> frozenset[str]:
         """Every lower-cased word form the language swaps (both sides, names included)."""
+
+    @property
+    def method(self) -> str:
+        """How decisions are made, for reports: ``"rules"`` unless an analyser is used."""
+        return "rules"
+
+    def edits_many(
+        self, texts: list[str], *, skipped: list[list[Skip]] | None = None
+    ) -> list[list[Edit]]:
+        """The edits of several texts (a language with a batched analyser overrides this).
+
+        Args:
+            texts: The documents.
+            skipped: If given, one list of :class:`Skip` per text is appended to it.
+        """
+        if skipped is None:
+            return [self.edits(text) for text in texts]
+        result = []
+        for text in texts:
+            own: list[Skip] = []
+            result.append(self.edits(text, skipped=own))
+            skipped.append(own)
+        return result
+
+    def substitute(self, text: str) -> str:
+        """Returns the counterfactual of ``text``."""
+        return apply_edits(text, self.edits(text))
+
+    def substitute_many(self, texts: list[str]) -> list[str]:
+        """Returns the counterfactuals of several texts."""
+        return [
+            apply_edits(text, edits)
+            for text, edits in zip(texts, self.edits_many(texts), strict=True)
+        ]
+
+    def unlisted_words(self, text: str) -> list[str]:
+        """Lower-case words of ``text`` that look gendered but that no list covers, for the
+        report that helps curate the lists; default none."""
+        return []

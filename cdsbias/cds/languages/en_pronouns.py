@@ -80,47 +80,21 @@ from __future__ import annotations
 
 import re
 
+from cdsbias.cds.wordlists import load_word_sets, resource_path
 
-def word_set(words: str) -> frozenset[str]:
-    """Builds a set from a whitespace-separated word list (keeps the lists readable)."""
-    return frozenset(words.split())
+# Every word list of these rules is data: one [section] each in en_context_words.txt, with
+# the rule it serves and examples.
+_WORDS = load_word_sets(resource_path("en_context_words.txt"))
+POSSESSIVE_FOLLOWERS = _WORDS["possessive_followers"]
 
+_PREPOSITIONS = _WORDS["prepositions"]
+_DETERMINERS = _WORDS["determiners"]
+_CONJUNCTIONS = _WORDS["conjunctions"]
+_PRONOUNS = _WORDS["pronouns"]
+_AUXILIARIES = _WORDS["auxiliaries"]
+_ADVERBS = _WORDS["adverbs"]
 
-# Rule 6: words that follow a possessive determiner far more often than an object pronoun.
-POSSESSIVE_FOLLOWERS = word_set(
-    """own first last only many few other late former new best next second third early
-    elder eldest older oldest younger youngest whole entire latest final debut"""
-)
-
-_PREPOSITIONS = word_set(
-    """to in on at for with from by about into onto as of after before over under
-up down out off back away through during around across against along among between behind
-beyond near toward towards upon within without via like unlike until till since than per
-despite except inside outside throughout alongside"""
-)
-_DETERMINERS = word_set("""a an the this that these those some any no every each all both either
-neither another such what which whose""")
-_CONJUNCTIONS = word_set("""and or but nor so yet because if when while although though whereas
-unless whether once where why how""")
-_PRONOUNS = word_set("""i me my you your he him his she her hers it its we us our they them their
-myself yourself himself herself itself ourselves themselves who whom someone something
-anything everything nothing anyone everyone nobody somebody everybody""")
-_AUXILIARIES = word_set(
-    """is was were are be been am has had have having do does did will would
-shall should can could may might must not"""
-)
-_ADVERBS = word_set("""again too also very not never sometimes there here
-well once twice later soon anymore instead alone together tonight today tomorrow
-yesterday already just even more most much less least enough anyway forever
-afterwards afterward thereafter immediately everywhere anywhere somewhere nowhere whilst
-due""")
-
-# Rule 9: before an adjective or noun these modify it ("her more notable works", "her later
-# years", "her back injury"); otherwise they follow an object ("loved her more", "met her
-# later", "brought her back").
-DEGREE_WORDS = word_set(
-    "more most less least very later back rather quite much then now often ever always once still"
-)
+DEGREE_WORDS = _WORDS["degree_words"]
 
 # Rule 10.
 OBJECT_FOLLOWERS = (
@@ -129,149 +103,43 @@ OBJECT_FOLLOWERS = (
     - DEGREE_WORDS
 )
 
-# Rule 9: -ly words that are adjectives or nouns, so "her ___" is possessive.
-LY_NOT_ADVERBS = word_set(
-    """family only early lovely friendly elderly likely lonely daily weekly monthly yearly
-    holy ugly silly curly lively deadly costly bully ally belly lily jelly rally folly
-    assembly supply reply italy emily kelly molly sally holly polly billy ely beverly
-    shelly nelly dolly lilly"""
-)
+LY_NOT_ADVERBS = _WORDS["ly_not_adverbs"]
 
-# Rule 11: verbs whose object can be followed by a bare infinitive or an -ing form.
-BARE_VERB_GOVERNORS = word_set(
-    """let lets letting make makes made making help helps helped helping see sees saw seen
-    seeing watch watches watched watching hear hears heard hearing have has had having bid
-    feel feels felt notice noticed catch caught find found keep kept leave left"""
-)
-BASE_VERBS = word_set(
-    """be become go come do get take leave die marry join know sing perform write appear
-    give tell find think seem keep bring meet learn understand believe want need try feel
-    win lose live play fall run walk sit stand speak talk cry laugh smile dance eat drink sleep
-    wait kill pay buy sell begin stop continue remain enter attend study teach pursue
-    locate train overthrow discover exit drop dress promise reach see hear make let help
-    decide realize realise recover survive succeed fail agree accept admit forget remember
-    answer ask read sing compose produce direct defeat beat save rescue protect prepare
-    obtain gain achieve sign"""
-)
-PERCEPTION_VERBS = word_set(
-    """see sees saw seen seeing watch watches watched watching hear hears heard hearing feel
-    feels felt notice noticed catch caught find found keep kept leave left imagine imagined"""
-)
-# Rule 5: after "let", "her" is an object whatever follows ("let her go", "let her
-# return"); "let her hair down" is rare.
-ALWAYS_OBJECT_AFTER = word_set("let lets letting")
-# Rule 11: a past participle after have/get/make is an object complement ("had her
-# arrested", "got her fired"), unlike "her married name".
-PARTICIPLE_GOVERNORS = word_set(
-    "have has had having get gets got gotten getting make makes made making want wanted"
-)
+BARE_VERB_GOVERNORS = _WORDS["bare_verb_governors"]
+BASE_VERBS = _WORDS["base_verbs"]
+PERCEPTION_VERBS = _WORDS["perception_verbs"]
+ALWAYS_OBJECT_AFTER = _WORDS["always_object_after"]
+PARTICIPLE_GOVERNORS = _WORDS["participle_governors"]
 
-# Rules 1 and 3: verbs with two objects ("bore him three children", "offered her two
-# years"); rule 11: verbs with an object complement ("made her famous", "held him hostage").
-DITRANSITIVE_VERBS = word_set(
-    """give gives gave given giving offer offers offered offering bore borne bear bears bearing
-    teach teaches taught teaching send sends sent sending show shows showed shown grant granted
-    granting award awarded awarding earn earned earning earns cost costs bring
-    brought pay paid promise promised hand handed lend lent lending owe owed owes wish wished
-    buy bought allow allowed deny denied afford afforded secure secured securing sell sold
-    supply supplied procure procured enable enabled"""
-)
-NUMBER_WORDS = word_set(
-    """one two three four five six seven eight nine ten eleven twelve twenty thirty forty
-    fifty hundred thousand million several"""
-)
-COMPLEMENT_VERBS = word_set(
-    """make makes made making leave leaves left leaving hold holds held holding keep keeps
-    kept keeping find finds found finding consider considers considered considering declare
-    declared declaring believe believes believed drive drove driven render renders rendered
-    rendering get gets got getting"""
-)
-COMPLEMENT_ADJECTIVES = word_set(
-    """happy unhappy famous dead alive hostage captive prisoner unable able angry sad sick ill
-    uncomfortable nervous jealous popular responsible eligible ineligible available
-    unconscious pregnant free safe crazy mad rich wealthy homeless guilty innocent insane
-    unfit fit paralyzed paralysed blind deaf drunk liable vulnerable speechless"""
-)
+DITRANSITIVE_VERBS = _WORDS["ditransitive_verbs"]
+NUMBER_WORDS = _WORDS["number_words"]
+COMPLEMENT_VERBS = _WORDS["complement_verbs"]
+COMPLEMENT_ADJECTIVES = _WORDS["complement_adjectives"]
 
-# Rule 7: "named her Mary", "called her Lady", "crowned him King".
-NAMING_VERBS = word_set(
-    """name names named naming rename renamed renaming call calls called calling dub dubs
-    dubbed crown crowns crowned crowning nickname nicknamed christen christened rechristen
-    rechristened rechristening baptise baptised baptize baptized proclaim proclaimed
-    declare declared elect elected appoint appointed"""
-)
+NAMING_VERBS = _WORDS["naming_verbs"]
 
-# Rule 3: after a verb with two objects, "her" + one of these nouns (possibly after an
-# adjective or a noun modifier: "gave him great design responsibility") is object + direct
-# object ("gives him advice", "procured him admission", "earned him much respect"), not a
-# possessive. Only nouns that are far more often the thing given than something she owns;
-# "show"/"lend" are left out (they take "her support" as a possessive: "lend her support").
-SECOND_OBJECT_NOUNS = word_set(
-    """advice encouragement command recognition respect admission access support information
-    permission credit money drugs breakfast lunch dinner attention lessons training instruction
-    instructions fame acclaim praise custody shelter refuge asylum protection assistance help
-    aid hope strength power control responsibility freedom messages letters gifts
-    presents flowers trouble problems difficulty nightmares tips news feedback directions
-    warnings confidence courage pleasure satisfaction joy inspiration insight toughness
-    techniques skills fu karate judo english french latin mathematics manners discipline
-    comparisons compensation royalties opportunities commissions promotion status"""
-)
-SECOND_OBJECT_VERBS = (
-    DITRANSITIVE_VERBS
-    | word_set(
-        """tell tells told telling supplies supplying brings bringing win wins won winning
-        owes teaches"""
-    )
-) - word_set(
-    """show shows showed shown showing lend lends lent lending secure secured securing sell
-    sold"""
-)
-# "makes him breakfast": only meals (not "made her living", "made her money").
-MAKE_SECOND_OBJECTS = word_set("breakfast lunch dinner supper tea coffee")
-# Rule 3: "took him five minutes", "cost her three years".
-TIME_VERBS = word_set("take takes took taken taking cost costs costing")
-TIME_NOUNS = word_set("years months weeks days hours minutes seconds decades")
-# Rule 3: "appointed her governor", "made him foreign editor", "made her one of the".
-APPOINTING_VERBS = word_set(
-    """appoint appoints appointed appointing elect elects elected electing make makes made
-    making name names named naming crown crowned crowning proclaim proclaimed declare
-    declared"""
-)
-TITLE_NOUNS = word_set(
-    """governor editor president chairman chairwoman captain director manager chief
-    ambassador minister secretary leader member partner heir heiress officer commander coach
-    professor consul regent deputy foreign general bishop archbishop abbot abbess"""
-)
-MAKE_VERBS = word_set("make makes made making")
-# Rule 3: "ranked him first in", "left him fourteenth.".
-RANKING_VERBS = word_set(
-    "rank ranks ranked ranking rate rates rated rating place places placed placing left leave"
-)
-ORDINALS = word_set(
-    """first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
-    thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth last"""
-)
-# Rule 11: a past-tense verb right after "her" ends her noun phrase ("the views of her
-# became hateful", "a devotion to her sprang up"). Forms that are also nouns (left, set,
-# hit, cut, shot, rose, won) are not listed.
-PAST_TENSE_VERBS = word_set(
-    """became began came went led sprang grew took gave made said told kept held met knew
-    brought sought fought taught caught bought felt stood understood wrote rode drove
-    spoke broke chose fell ran sang swam sat ate drank forgot got struck threw flew hid wept
-    slept stole swore tore wore woke"""
-)
-# "called to her saying that": a participle of speech, not "her saying" (a noun).
-SPEECH_PARTICIPLES = word_set("saying asking telling shouting yelling screaming begging whispering")
-_SPEECH_COMPLEMENTS = word_set("that to for about if whether why what how")
-# "her called ``The Year''": a naming participle before a name or a quote.
-NAMING_PARTICIPLES = word_set("called named dubbed nicknamed titled entitled")
-GIVE_VERBS = word_set("give gives gave given giving")
-# "in her will", "according to her will": the noun, not the auxiliary.
-WILL_NOUN_PREPOSITIONS = word_set("in by under to against of")
+SECOND_OBJECT_NOUNS = _WORDS["second_object_nouns"]
+SECOND_OBJECT_VERBS = (DITRANSITIVE_VERBS | _WORDS["second_object_verbs_added"]) - _WORDS[
+    "second_object_verbs_removed"
+]
+MAKE_SECOND_OBJECTS = _WORDS["make_second_objects"]
+TIME_VERBS = _WORDS["time_verbs"]
+TIME_NOUNS = _WORDS["time_nouns"]
+APPOINTING_VERBS = _WORDS["appointing_verbs"]
+TITLE_NOUNS = _WORDS["title_nouns"]
+MAKE_VERBS = _WORDS["make_verbs"]
+RANKING_VERBS = _WORDS["ranking_verbs"]
+ORDINALS = _WORDS["ordinals"]
+PAST_TENSE_VERBS = _WORDS["past_tense_verbs"]
+SPEECH_PARTICIPLES = _WORDS["speech_participles"]
+_SPEECH_COMPLEMENTS = _WORDS["speech_complements"]
+NAMING_PARTICIPLES = _WORDS["naming_participles"]
+GIVE_VERBS = _WORDS["give_verbs"]
+WILL_NOUN_PREPOSITIONS = _WORDS["will_noun_prepositions"]
 
 # "his" is independent only before these (or punctuation / end of text).
 INDEPENDENT_HIS_FOLLOWERS = (
-    _PREPOSITIONS | _CONJUNCTIONS | _AUXILIARIES | word_set("too which that alone instead")
+    _PREPOSITIONS | _CONJUNCTIONS | _AUXILIARIES | _WORDS["independent_his_added"]
 ) - POSSESSIVE_FOLLOWERS
 
 # Quotes count too: GAP writes ``...'' and "called him ``frugal''" is far more common than a
@@ -285,17 +153,15 @@ def _first_visible(gap: str) -> str:
     return stripped[0] if stripped else ""
 
 
-_BEAR_VERBS = word_set("bear bears bore borne bearing")
-_TIMES_OF_DAY = word_set("day night morning evening afternoon")
-_SPEND_VERBS = word_set("spend spends spent spending")
-# "got her thinking,", "kept her waiting.": verbs that take an object and an -ing form (only
-# before punctuation: "got her training in Paris" is hers).
-_ONGOING_GOVERNORS = word_set("get gets got getting keep keeps kept keeping")
+_BEAR_VERBS = _WORDS["bear_verbs"]
+_TIMES_OF_DAY = _WORDS["times_of_day"]
+_SPEND_VERBS = _WORDS["spend_verbs"]
+_ONGOING_GOVERNORS = _WORDS["ongoing_governors"]
 _CURRENCY = frozenset("$£€¥")
 _TRAILING_PUNCTUATION = ",.;:!?)]}\"'`"
 _UN_ADJECTIVE_ENDINGS = ("ed", "able", "ible")
 # "give her all during her stint" (her best effort), not "gave her all the money".
-_ALL_IDIOM_FOLLOWERS = (_PREPOSITIONS | _CONJUNCTIONS) - word_set("of")
+_ALL_IDIOM_FOLLOWERS = (_PREPOSITIONS | _CONJUNCTIONS) - {"of"}
 # After a verb with two objects, "her" + a genitive ("Crump's support"), a title with a dot
 # ("Dr. Elmo") or a currency ("US$10") starts the direct object.
 _DITRANSITIVE_CAPITALISED = re.compile(
@@ -303,7 +169,7 @@ _DITRANSITIVE_CAPITALISED = re.compile(
 )
 
 # An -ing word followed by one of these is a verb with an object, so "her" is its subject.
-_VERB_OBJECT_STARTERS = (_DETERMINERS | _PRONOUNS) - word_set("that which what")
+_VERB_OBJECT_STARTERS = (_DETERMINERS | _PRONOUNS) - {"that", "which", "what"}
 
 
 def _modifies_next(gap_after_next: str, word_after_next: str) -> bool:
