@@ -1,0 +1,242 @@
+"""The model card of a published checkpoint: what it is, what acted on it, how to load it,
+and every benchmark's bias before and after.
+
+The card is a ``huggingface_hub.ModelCard``. Everything it says about training comes from
+the run's own records, read through :class:`~cdsbias.runs.folder.RunFolder`: the method
+plan rebuilt from the effective recipe (each method writes its own sentence, tags and
+citation, :mod:`cdsbias.methods`), the corpus treatment (:mod:`cdsbias.cds.treatment`),
+and each benchmark's own section and hub ``EvalResult``\\ s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from cdsbias.cds.treatment import CorpusTreatment
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods import Method, MethodPlan
+from cdsbias.runs.folder import CURVE_FILE, RunFolder
+from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
+
+if TYPE_CHECKING:
+    from huggingface_hub import ModelCard
+
+BASE_TAGS = ["cdsbias", "gender-bias", "debiasing"]
+
+
+def _count(n: int) -> str:
+    """Exact below 100,000 (``46,304``), else rounded: ``295k``, ``7.7M``, ``110M``."""
+    if n < 100_000:
+        return f"{n:,}"
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            value = n / size
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+    return str(n)
+
+
+def _share(share: float) -> str:
+    if share >= 1.0:
+        return "100%"
+    return f"{share:.2%}" if share < 0.01 else f"{share:.1%}"
+
+
+def method_statement(
+    recorded: dict[str, Any] | None, plan: MethodPlan, saved: type[Method] | None, merged: bool
+) -> list[str]:
+    """The card's lines on what was trained, how much of the model, by which methods, and
+    what the repository holds.
+
+    Args:
+        recorded: ``run_info.json["method"]`` (None when the run did not record it).
+        plan: The method plan rebuilt from the run's recipe.
+        saved: The method whose own files the checkpoint holds (None: full weights).
+        merged: Whether those files are published merged into the base weights.
+    """
+    label = (recorded or {}).get("label") or plan.label()
+    if recorded is not None:
+        trained = (
+            f"{label}: {_count(recorded['trainable_parameters'])} of "
+            f"{_count(recorded['total_parameters'])} parameters "
+            f"({_share(recorded['trainable_share'])}) trained"
+        )
+    else:
+        trained = label
+    if merged:
+        published = f"; {saved.card_merged}"
+    elif saved is not None:
+        published = (
+            "; the base model's weights stayed frozen, and this repository holds only the adapter."
+        )
+    else:
+        published = "."
+    lines = [f"**Training method**: {trained}{published}", ""]
+    lines += [f"- **{m.title}**: {m.card_text()}." for m in plan.methods]
+    return [*lines, ""]
+
+
+def origin_text(saved: type[Method] | None, merged: bool, base: str | None) -> str:
+    """The card's first words: what this repository is and which model it comes from."""
+    link = f"[`{base}`](https://huggingface.co/{base})" if base else None
+    if merged:
+        return (
+            f"{link} with a {saved.title} adapter merged into its weights"
+            if link
+            else f"A masked language model with a {saved.title} adapter merged into its weights"
+        )
+    if saved is not None:
+        return f"{saved.card_origin or 'A ' + saved.title} for {link}"
+    return f"A fine-tuned version of {link}" if link else "A masked language model"
+
+
+def card_metadata(saved: type[Method] | None, merged: bool, base: str | None) -> dict[str, Any]:
+    """``ModelCardData`` fields that depend on what is published.
+
+    An adapter is related to its base explicitly, so the hub lists it among the base's
+    adapters (the hub recognises only some libraries' adapters by their files).
+    """
+    if merged or saved is None:
+        return {"library_name": "transformers"}
+    relation = {"base_model_relation": saved.publishes} if base else {}
+    library = {"library_name": saved.card_library} if saved.card_library else {}
+    return {**library, **relation}
+
+
+def usage_lines(
+    saved: type[Method] | None, merged: bool, repo_id: str, base: str | None, has_tokenizer: bool
+) -> list[str]:
+    """The card's "How to use" section: the code that loads what this repository holds."""
+    tokenizer_from = repo_id if has_tokenizer or merged or saved is None else base
+    lines = ["## How to use", ""]
+    if merged or saved is None:
+        lines += [
+            "```python",
+            "from transformers import AutoModelForMaskedLM, AutoTokenizer",
+            "",
+            f'model = AutoModelForMaskedLM.from_pretrained("{repo_id}")',
+            f'tokenizer = AutoTokenizer.from_pretrained("{tokenizer_from}")',
+            "```",
+        ]
+    else:
+        lines += saved.usage(repo_id, base, tokenizer_from)
+    return [*lines, ""]
+
+
+def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelCard:
+    """The hub model card (metadata with ``model-index`` results + evidence) of ``checkpoint``.
+
+    Every benchmark scored during training writes its own section and its own
+    ``EvalResult`` entries, before (the first evaluated step) and after (this checkpoint).
+    The card says what acted on the model (each method of the plan and the corpus
+    treatment, with their citations), what the repository holds (full weights, an
+    adapter, or an adapter merged with ``merge``) and how to load it.
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    run = RunFolder.of(checkpoint)
+    points = run.points()
+    if not points:
+        raise CdsbiasError(f"{run.metrics_file} has no evaluation points.")
+    step = RunFolder.step_of(checkpoint)
+    step = points[-1]["step"] if step is None else step
+    by_step = {p["step"]: p for p in points}
+    if step not in by_step:
+        raise CdsbiasError(f"No bias evaluation was recorded for step {step} of {run.path}.")
+    before, after = points[0], by_step[step]
+    recipe, info = run.recipe(), run.run_info()
+    plan, treatment = run.plan(), CorpusTreatment(recipe)
+    saved = checkpoint_method(checkpoint)
+    merged = merge and saved is not None and saved.mergeable
+    base = base_hub_id(checkpoint, saved, info)
+    corpus = info.get("corpus", {})
+
+    sections, eval_results, benchmark_citations = _benchmark_sections(run, before, after, step)
+    tags = [*BASE_TAGS, *treatment.tags]
+    for method in plan.methods:
+        if not (merged and method is plan.weights):
+            tags += [t for t in method.card_tags if t not in tags]
+    data = ModelCardData(
+        license=recipe.get("license", "apache-2.0"),
+        pipeline_tag="fill-mask",
+        datasets=corpus.get("datasets") or None,
+        base_model=base or None,
+        model_name=repo_id.split("/")[-1],
+        eval_results=eval_results or None,
+        tags=tags,
+        **card_metadata(saved, merged, base),
+    )
+    has_tokenizer = (checkpoint / "tokenizer_config.json").is_file()
+    citations = [*treatment.citations, *plan.citations()]
+    citations += [c for c in benchmark_citations if c not in citations]
+    lines = [
+        f"# {repo_id.split('/')[-1]}",
+        "",
+        f"{origin_text(saved, merged, base)}, "
+        f"{treatment.card_text(corpus.get('description') or 'its training text')}. "
+        f"Checkpoint: step {step}. Produced with [cdsbias](https://pypi.org/project/cdsbias/).",
+        "",
+        *method_statement(info.get("method"), plan, saved, merged),
+        *usage_lines(saved, merged, repo_id, base, has_tokenizer),
+        f"## Bias before (step {before['step']}) and after (step {step})",
+        "",
+        *sections,
+    ]
+    if "heldout_loss" in before and "heldout_loss" in after:
+        change = (after["heldout_loss"] - before["heldout_loss"]) / before["heldout_loss"]
+        lines += [
+            "## Language-modelling cost",
+            "",
+            f"Held-out MLM loss on original (unswapped) text: {before['heldout_loss']:.4f} "
+            f"before, {after['heldout_loss']:.4f} after ({change:+.1%}).",
+            "",
+        ]
+    if run.curve_file.exists():
+        lines += ["## Bias curve", "", f"![bias and held-out loss per step]({CURVE_FILE})", ""]
+    lines += [
+        "## Training recipe",
+        "",
+        "The keys that shaped this model (paths and evaluation settings left out):",
+        "",
+        "```yaml",
+        yaml.safe_dump(info.get("card_recipe", {}), sort_keys=True).strip(),
+        "```",
+        "",
+        "## Citation",
+        "",
+        *[f"{c}\n" for c in citations],
+    ]
+    return ModelCard(f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(lines))
+
+
+def _benchmark_sections(
+    run: RunFolder, before: dict[str, Any], after: dict[str, Any], step: int
+) -> tuple[list[str], list[Any], list[str]]:
+    """Each benchmark's card section, hub results and citation, from the recorded points."""
+    from cdsbias.benchmarks import Snapshot, build_benchmark
+
+    sections: list[str] = []
+    eval_results: list[Any] = []
+    citations: list[str] = []
+    for name in sorted(after.get("benchmarks", {})):
+        entry = after["benchmarks"][name]
+        benchmark = build_benchmark(
+            name, {"language": entry.get("language"), **entry.get("options", {})}
+        )
+        first = before.get("benchmarks", {}).get(name)
+        snap_before = (
+            Snapshot(before["step"], first["metrics"], run.summary_at(before["step"], name))
+            if first is not None and before["step"] != step
+            else None
+        )
+        snap_after = Snapshot(step, entry["metrics"], run.summary_at(step, name))
+        sections += [f"### {name}", "", benchmark.description + ".", "",
+                     benchmark.card_section(snap_before, snap_after), ""]  # fmt: skip
+        if snap_before is not None:
+            eval_results += benchmark.eval_results(snap_before, when="before")
+        eval_results += benchmark.eval_results(snap_after, when="after")
+        if benchmark.citation and benchmark.citation not in citations:
+            citations.append(benchmark.citation)
+    return sections, eval_results, citations
