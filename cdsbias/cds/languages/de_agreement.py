@@ -1,0 +1,392 @@
+"""German noun phrases: find what agrees with a person noun and re-inflect it.
+
+A noun phrase is ``[preposition] [article word] [adverb|adjective]* noun``, e.g.
+*mit dem sehr jungen Arzt*. Its (gender, number, case) slot is the intersection of what
+the noun form, the article word and each adjective ending allow (*dem* + *Arzt* -> masculine
+dative singular); when several remain, the preposition and the position in the clause
+decide (genitive after a noun or *wegen*, dative after *mit*, accusative after *für* or once
+the clause has a subject). An empty intersection means the word is not this person noun
+here (*die Heide* is the heath, not a heathen) and nothing is changed.
+
+The counterpart then takes the same number and case, the article word the counterpart's
+gender (*dem* -> *der*, *einen* -> *eine*, *zum* -> *zur*, *im* -> *in der*), and each
+adjective the ending of its declension (weak after *der*-words, mixed after *ein*-words,
+strong without an article: *einen jungen Arzt* -> *eine junge Ärztin*). A relative pronoun
+right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gender.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cdsbias.cds.engine import Edit, match_case
+from cdsbias.cds.languages.de_lexicon import (
+    ACC_PREPOSITIONS,
+    DAT_PREPOSITIONS,
+    DEF_FORM,
+    DEFINITE,
+    DEGREE_ADVERBS,
+    DIES_ENDINGS,
+    DIES_FORM,
+    DIES_STEMS,
+    EIN_ENDINGS,
+    EIN_FORM,
+    EIN_STEMS,
+    GEN_PREPOSITIONS,
+    NOMINATIVE_PRONOUNS,
+    PREPOSITIONS,
+    TWO_WAY_PREPOSITIONS,
+    NounForm,
+    adjective_ending,
+)
+from cdsbias.cds.pronouns import word_set
+
+Slot = tuple[str, str, str]  # (gender m/f/n or x for plural, number, case)
+# Preposition + article contractions: (preposition, article).
+CONTRACTIONS = {
+    "zum": ("zu", "dem"),
+    "zur": ("zu", "der"),
+    "im": ("in", "dem"),
+    "am": ("an", "dem"),
+    "vom": ("von", "dem"),
+    "beim": ("bei", "dem"),
+    "ins": ("in", "das"),
+    "ans": ("an", "das"),
+}
+_FUSED = {(prep, article): fused for fused, (prep, article) in CONTRACTIONS.items()}
+_CLAUSE_BREAK = re.compile(r"[,;.!?:()\"„“”\n–]")
+_SENTENCE_BREAK = re.compile(r"[.!?:\n]")
+_ADJECTIVE_ENDINGS = ("en", "em", "er", "es", "e")
+# Lower-case words with an adjective ending that are not adjectives.
+NOT_ADJECTIVES = word_set(
+    """dessen deren denen derer wessen einige alle beide viele wenige andere sowie"""
+)
+PREDICATIVE = word_set("ist war wird wurde bin bist sei wäre als bleibt blieb")
+COORDINATORS = frozenset({"und", "oder", "sowie", "als", "wie"})
+# Verbs that take a dative object ("wir helfen den Kollegen" is plural dative).
+DATIVE_VERBS = re.compile(
+    r"(?:half|hilf|helf|dank|gratulier|folg|gehör|vertrau|begegn|antwort|gefall|zuhör)"
+)
+_RELATIVE = {
+    "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
+    "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
+}
+
+
+class Tokens:
+    """The words of a text with their offsets and the text between them."""
+
+    __slots__ = ("ends", "starts", "text", "words")
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self.text = text
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.words: list[str] = []
+        for match in pattern.finditer(text):
+            self.starts.append(match.start())
+            self.ends.append(match.end())
+            self.words.append(match.group())
+
+    def gap(self, i: int) -> str:
+        """The text between word ``i - 1`` and word ``i``."""
+        return self.text[self.ends[i - 1] if i else 0 : self.starts[i]]
+
+    def adjacent(self, i: int) -> bool:
+        """Word ``i`` follows word ``i - 1`` with only spaces between."""
+        return i > 0 and self.gap(i).isspace()
+
+    def sentence_start(self, i: int) -> bool:
+        return i == 0 or bool(_SENTENCE_BREAK.search(self.gap(i)))
+
+    def clause_start(self, i: int) -> bool:
+        return i == 0 or bool(_CLAUSE_BREAK.search(self.gap(i)))
+
+    def lower(self, i: int) -> str:
+        return self.words[i].lower() if 0 <= i < len(self.words) else ""
+
+    def edit(self, i: int, replacement: str, kind: str) -> Edit:
+        word = self.words[i]
+        return Edit(self.starts[i], self.ends[i], word, match_case(word, replacement), kind)
+
+
+_ARTICLE_CACHE: dict[str, tuple[str, str, frozenset] | None] = {}
+
+
+def parse_article(word: str) -> tuple[str, str, frozenset] | None:
+    """(kind, stem, slots) of an article word (lower case), or None."""
+    if word in _ARTICLE_CACHE:
+        return _ARTICLE_CACHE[word]
+    parsed = None
+    if word in DEFINITE:
+        parsed = ("def", "", frozenset(DEFINITE[word]))
+    elif word in CONTRACTIONS:
+        parsed = ("def", CONTRACTIONS[word][0], frozenset(DEFINITE[CONTRACTIONS[word][1]]))
+    else:
+        for stem in DIES_STEMS:
+            if word.startswith(stem) and word[len(stem) :] in DIES_ENDINGS:
+                parsed = ("dies", stem, frozenset(DIES_ENDINGS[word[len(stem) :]]))
+        for stem in EIN_STEMS:
+            if word.startswith(stem) and word[len(stem) :] in EIN_ENDINGS:
+                parsed = ("ein", stem, frozenset(EIN_ENDINGS[word[len(stem) :]]))
+    _ARTICLE_CACHE[word] = parsed
+    return parsed
+
+
+def article_form(kind: str, stem: str, slot: Slot, *, contracted: bool = False) -> str:
+    """The article word of ``kind``/``stem`` for ``slot`` (contractions re-fused)."""
+    if kind == "def":
+        article = DEF_FORM[slot]
+        if not contracted:
+            return article
+        return _FUSED.get((stem, article), f"{stem} {article}")
+    return stem + (DIES_FORM if kind == "dies" else EIN_FORM)[slot]
+
+
+@dataclass
+class NounPhrase:
+    """A person noun with what agrees with it, and its resolved slot."""
+
+    noun: int
+    article: int | None
+    adjectives: list[int]
+    slot: Slot
+    reading: NounForm
+
+    @property
+    def start(self) -> int:
+        return self.article if self.article is not None else min([*self.adjectives, self.noun])
+
+
+def has_subject_before(tokens: Tokens, i: int, names: dict[str, str]) -> bool:
+    """Whether the clause before word ``i`` already has a nominative subject."""
+    if tokens.clause_start(i):
+        return False
+    j = i - 1
+    while j >= 0:
+        word = tokens.words[j]
+        lower = word.lower()
+        if lower in NOMINATIVE_PRONOUNS or (lower == "sie" and j != i) or word in names:
+            return True
+        parsed = parse_article(lower)
+        if parsed and any(slot[2] == "nom" for slot in parsed[2]) and lower != "der":
+            return True
+        if lower == "der" and tokens.lower(j - 1) not in DAT_PREPOSITIONS | GEN_PREPOSITIONS:
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
+def _preposition(tokens: Tokens, start: int) -> str:
+    """The preposition governing a phrase that starts at word ``start`` ('' if none)."""
+    if start > 0 and tokens.adjacent(start):
+        word = tokens.lower(start - 1)
+        if word in GEN_PREPOSITIONS | DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS:
+            return word
+    return ""
+
+
+def analyse_noun_phrase(
+    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str]
+) -> NounPhrase | None:
+    """The phrase around person noun ``i`` read as ``reading``; None if nothing fits."""
+    article = None
+    adjectives: list[int] = []
+    j = i - 1
+    while j >= 0 and tokens.adjacent(j + 1):
+        word = tokens.words[j]
+        if not word.islower():
+            # Capitalised only as the first word of a sentence ("Der junge Arzt").
+            if not (tokens.sentence_start(j) and word[1:].islower()):
+                break
+            word = word.lower()
+        parsed = parse_article(word)
+        if parsed is not None:
+            article = j
+            break
+        if word in DEGREE_ADVERBS:
+            j -= 1
+            continue
+        if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
+            adjectives.append(j)
+            j -= 1
+            continue
+        break
+    # Without an article an adjective chain must open its phrase: after a preposition,
+    # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
+    # Kollegen").
+    opens_phrase = j < 0 or tokens.clause_start(j + 1)
+    if article is None and not opens_phrase and tokens.lower(j) not in PREPOSITIONS | COORDINATORS:
+        adjectives = []
+    slots = {
+        (reading.gender if number == "sg" else "x", number, case) for number, case in reading.slots
+    }
+    declension = "strong"
+    contracted = False
+    if article is not None:
+        kind, stem, article_slots = parse_article(tokens.lower(article))  # type: ignore[misc]
+        slots &= article_slots
+        declension = {"def": "weak", "dies": "weak", "ein": "mixed"}[kind]
+        contracted = kind == "def" and bool(stem)
+    for adjective in adjectives:
+        word = tokens.words[adjective]
+        slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
+    if not slots:
+        return None
+    start = article if article is not None else (adjectives[-1] if adjectives else i)
+    preposition = "" if contracted else _preposition(tokens, start)
+    if contracted:
+        preposition = CONTRACTIONS[tokens.lower(article)][0]  # type: ignore[arg-type]
+    numbers = {slot[1] for slot in slots}
+    if article is None and len(numbers) == 2:
+        # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
+        # other bare form that can be plural is plural ("Lehrer verdienen wenig").
+        predicative = tokens.lower(start - 1) in PREDICATIVE
+        slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
+    slot = _choose_slot(tokens, start, slots, preposition, names)
+    return NounPhrase(i, article, adjectives, slot, reading)
+
+
+def _choose_slot(
+    tokens: Tokens, start: int, slots: set[Slot], preposition: str, names: dict[str, str]
+) -> Slot:
+    """Picks one slot when the forms leave several, from the preposition and the clause."""
+    if len(slots) == 1:
+        return next(iter(slots))
+
+    def pick(*cases: str) -> Slot | None:
+        for case in cases:
+            for slot in sorted(slots, key=lambda slot: slot[1] == "pl"):
+                if slot[2] == case:
+                    return slot
+        return None
+
+    if preposition in GEN_PREPOSITIONS:
+        chosen = pick("gen", "dat")
+    elif preposition in DAT_PREPOSITIONS:
+        # "mit den Kollegen": after a dative preposition "den" is plural.
+        chosen = pick("dat")
+        plural = [slot for slot in slots if slot[2] == "dat" and slot[1] == "pl"]
+        if plural and not any(s[2] == "dat" and s[1] == "sg" for s in slots):
+            chosen = plural[0]
+    elif preposition in ACC_PREPOSITIONS:
+        chosen = pick("acc")
+    elif preposition in TWO_WAY_PREPOSITIONS:
+        chosen = pick("dat", "acc")
+    else:
+        previous = tokens.words[start - 1] if start > 0 else ""
+        after_noun = (
+            start > 0
+            and previous[:1].isupper()
+            and tokens.adjacent(start)
+            and previous not in names
+        )
+        subject_start = start
+        if tokens.lower(start - 1) in COORDINATORS and start > 1:
+            # "der König und seine Tochter": the second conjunct has the first one's case.
+            subject_start = _phrase_start(tokens, start - 2)
+        if after_noun:
+            chosen = pick("gen", "dat", "nom", "acc")
+        elif _dative_verb_before(tokens, start):
+            chosen = pick("dat", "acc", "nom", "gen")
+        elif has_subject_before(tokens, subject_start, names):
+            chosen = pick("acc", "dat", "nom", "gen")
+        else:
+            chosen = pick("nom", "dat", "acc", "gen")
+    return chosen or sorted(slots)[0]
+
+
+def _phrase_start(tokens: Tokens, j: int) -> int:
+    """The first word of the phrase ending at word ``j`` (its article, if near)."""
+    for k in range(j, max(-1, j - 4), -1):
+        if parse_article(tokens.lower(k)) is not None:
+            return k
+        if not tokens.adjacent(k):
+            break
+    return j
+
+
+def _dative_verb_before(tokens: Tokens, start: int) -> bool:
+    j = start - 1
+    while j >= 0:
+        if DATIVE_VERBS.match(tokens.lower(j)):
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
+def reinflect(
+    tokens: Tokens, phrase: NounPhrase, target: dict[tuple[str, str], str], gender: str
+) -> tuple[list[Edit], dict[int, Slot]] | None:
+    """Edits that give ``phrase`` the noun of ``gender`` (forms ``target``).
+
+    Returns:
+        The noun, adjective and (non-possessive) article edits, and for a possessive
+        article word the new slot (its stem is the pronoun rules' business). None if the
+        counterpart has no form for the slot.
+    """
+    _, number, case = phrase.slot
+    form = target.get((number, case))
+    if form is None:
+        return None
+    new_slot: Slot = (gender if number == "sg" else "x", number, case)
+    edits = [tokens.edit(phrase.noun, form, "noun")]
+    if number == "pl":
+        return edits, {}
+    possessive_slots: dict[int, Slot] = {}
+    declension = "strong"
+    if phrase.article is not None:
+        word = tokens.words[phrase.article]
+        kind, stem, _ = parse_article(word.lower())  # type: ignore[misc]
+        declension = "mixed" if kind == "ein" else "weak"
+        if kind == "ein" and stem in ("sein", "ihr"):
+            possessive_slots[phrase.article] = new_slot
+        else:
+            new = article_form(kind, stem, new_slot, contracted=kind == "def" and bool(stem))
+            if new != word.lower():
+                edits.append(tokens.edit(phrase.article, new, "determiner"))
+    old_ending = adjective_ending(declension, phrase.slot)
+    new_ending = adjective_ending(declension, new_slot)
+    if old_ending != new_ending:
+        for adjective in phrase.adjectives:
+            word = tokens.words[adjective]
+            edits.append(
+                tokens.edit(
+                    adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
+                )
+            )
+    return edits, possessive_slots
+
+
+def relative_edit(
+    tokens: Tokens, phrase: NounPhrase, gender: str, names: dict[str, str]
+) -> Edit | None:
+    """Re-inflects a relative pronoun right after a singular phrase (", der" -> ", die")."""
+    if phrase.slot[1] != "sg":
+        return None
+    j = phrase.noun + 1
+    if j >= len(tokens.words) or tokens.gap(j).strip() != ",":
+        return None
+    preposition = ""
+    if tokens.lower(j) in DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS:
+        preposition = tokens.lower(j)
+        j += 1
+    word = tokens.lower(j)
+    old = phrase.reading.gender
+    cases = [case for case, form in _RELATIVE[old].items() if form == word]
+    if not cases or j >= len(tokens.words) or not tokens.words[j].islower():
+        return None
+    case = cases[0]
+    if len(cases) > 1:  # feminine "die": accusative if a subject follows
+        follower = tokens.lower(j + 1)
+        subject_follows = follower in NOMINATIVE_PRONOUNS or follower in ("sie", "der", "die")
+        case = "acc" if preposition in ACC_PREPOSITIONS or subject_follows else "nom"
+    if preposition in DAT_PREPOSITIONS:
+        case = "dat"
+    new = _RELATIVE[gender][case]
+    return tokens.edit(j, new, "relative") if new != word else None
