@@ -16,9 +16,9 @@ Derivation:
 3. Irregular pairs (IRREGULAR below: Mann/Frau, Vater/Mutter, ...) and the compounds the
    lexicon attests for both heads (Kaufmann/Kauffrau, Großvater/Großmutter, ...).
 4. Animals (ANIMALS) and masculine nouns whose *-in* form means something else (NOT_PERSON)
-   are left out. When two masculine nouns have the same feminine (Hirt, Hirte -> Hirtin),
-   both are kept for masculine -> feminine; the first listed one is the feminine's
-   substitute (the loader warns on nothing, the README documents it).
+   are left out. When two masculine nouns have the same *-in* feminine, one is kept (see
+   ``_base_rank``: Romane, not Roman "novel"; Bürger, not Burger), so every pair is a
+   bijection.
 
 Each row: the masculine paradigm then the feminine paradigm, 8 cells each (nominative,
 genitive, dative, accusative singular, then the same plural), then ``in`` or
@@ -59,6 +59,7 @@ IRREGULAR = [
     ("Abt", "Äbtissin"),
     ("Steward", "Stewardess"),
     ("Hausmann", "Hausfrau"),
+    ("Krankenpfleger", "Krankenschwester"),
 ]
 # Heads whose compounds are paired when the lexicon has both (Großvater/Großmutter).
 COMPOUND_HEADS = [
@@ -153,6 +154,14 @@ def read_lexicon(path: Path) -> tuple[dict[str, dict], dict[str, dict]]:
     return masculine, feminine
 
 
+def _base_rank(pair: tuple) -> tuple[int, str]:
+    """Which of several masculines sharing an *-in* feminine is its base: one ending in
+    -e (Romane, not Roman "novel"), then one the feminine contains unchanged (Bürger, not
+    Burger), then alphabetical."""
+    male, female = pair[0]["lemma"], pair[1]["lemma"]
+    return (0 if male.endswith("e") else 1 if female.startswith(male) else 2, male)
+
+
 def derive_pairs(masculine: dict[str, dict], feminine: dict[str, dict]) -> list[tuple]:
     """(masculine row, feminine row, kind) for every pair kept."""
     pairs = []
@@ -168,6 +177,15 @@ def derive_pairs(masculine: dict[str, dict], feminine: dict[str, dict]) -> list[
             if candidate in feminine:
                 pairs.append((row, feminine[candidate], "in"))
                 break
+    # Two masculines with one *-in* feminine: keep the likeliest base (see _base_rank).
+    by_feminine: dict[str, list[tuple]] = {}
+    for pair in pairs:
+        by_feminine.setdefault(pair[1]["lemma"], []).append(pair)
+    pairs = [min(group, key=_base_rank) for group in by_feminine.values()]
+    # An irregular pair replaces an -in pair of the same masculine (Mönch -> Nonne, not
+    # Mönchin), so each masculine has one feminine.
+    irregular_males = {male for male, _ in IRREGULAR}
+    pairs = [pair for pair in pairs if pair[0]["lemma"] not in irregular_males]
     seen = {male["lemma"] for male, _, _ in pairs}
     for male, female in IRREGULAR:
         if male in masculine and female in feminine:

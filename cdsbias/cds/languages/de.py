@@ -209,9 +209,13 @@ class German(Language):
         if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
             return  # a surname or a second given name read as one: "Anna Peters"
         name_class = self.lexicon.ambiguous_names.get(base, "")
-        after_function_word = previous.lower() in PREPOSITIONS or self._after_article(tokens, i)
-        if after_function_word and (name_class or previous.islower()):
-            return  # "der Wolf", "in Achim", "die Maria" (dialect): not swapped
+        if self._after_article(tokens, i):
+            return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
+        word_like = previous.lower() in PREPOSITIONS or (
+            previous.islower() and previous.endswith(_ADJECTIVE_ENDINGS)
+        )
+        if name_class and word_like:
+            return  # "in Achim", "seinem neuen Roman": a place or a noun, not a name
         following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
         if name_class == "proper" and not (following[:1].isupper() and tokens.adjacent(i + 1)):
             return
@@ -227,7 +231,7 @@ class German(Language):
         lower = word.lower()
         if lower in _MALE_TO_FEMALE:
             if self.agreement and self._referent(tokens, i, refs, "m") == "mx":
-                return None
+                return None  # "der Tisch ... er": a thing
             refs[i] = "mp"
             return tokens.edit(i, _MALE_TO_FEMALE[lower], "pronoun")
         formal = word[:1].isupper() and not tokens.sentence_start(i)
@@ -245,7 +249,7 @@ class German(Language):
         lower = tokens.lower(i)
         if lower == "sein" and not self._before_noun(tokens, i):
             return None  # the verb "sein"
-        if self.agreement and self._referent(tokens, i, refs, "m") == "mx":
+        if self.agreement and self._referent(tokens, i, refs, "mn") in ("mx", "nx"):
             return self._possessive(tokens, i, "sein", possessive_slots)
         return self._possessive(tokens, i, "ihr", possessive_slots)
 
@@ -263,6 +267,8 @@ class German(Language):
             word = tokens.words[j]
             if word[:1].isupper():
                 return True
+            if parse_article(word) is not None:
+                return False  # "ihr eine Gehaltserhöhung": ihr is the dative object
             if not (word in DEGREE_ADVERBS or word.endswith(_ADJECTIVE_ENDINGS)):
                 return False
             j += 1
@@ -312,9 +318,13 @@ class German(Language):
             return None, "obj"
         if has_subject_before(tokens, i, names):
             return None, "obj"
-        following = (
-            tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
-        )
+        nxt = i + 1
+        following = tokens.words[nxt] if nxt < len(tokens.words) and tokens.adjacent(nxt) else ""
+        if tokens.clause_start(i) and following.islower() and following not in NOT_VERBS:
+            # Main clause, verb second: the word after a clause-initial sie is its verb
+            # ("Sie vergaß", "Sie gingen").
+            plural = following.endswith("en") or following in PLURAL_VERBS
+            return ("pl" if plural else "sg"), "subj"
         number = verb_number(following) or (
             verb_number(previous) if previous and not tokens.clause_start(i) else None
         )
@@ -341,13 +351,21 @@ class German(Language):
     def _referent(self, tokens: Tokens, i: int, refs: dict[int, str], want: str) -> str | None:
         """Nearest earlier referent compatible with a pronoun of ``want`` gender.
 
-        ``want``: ``m`` (er/sein), ``f`` (singular sie/ihr), ``f?`` (sie/ihr of unknown
-        number). Returns ``mp``/``fp`` (a person), ``mx``/``fx`` (a non-person noun
-        phrase of that gender), ``pl`` (plural) or None.
+        ``want``: ``m`` (er/ihn/ihm), ``mn`` (sein-: masculine or neuter), ``f``
+        (singular sie/ihr), ``f?`` (sie/ihr of unknown number). Returns ``mp``/``fp`` (a
+        person), ``mx``/``nx``/``fx`` (a non-person noun phrase that can be masculine /
+        is neuter / feminine), ``pl`` (plural) or None.
         """
-        accept = {"m": ("mp", "mx"), "f": ("fp", "fx"), "f?": ("fp", "fx", "pl")}[want]
+        accept = {
+            "m": ("mp", "mx"),
+            "mn": ("mp", "mx", "nx"),
+            "f": ("fp", "fx"),
+            "f?": ("fp", "fx", "pl"),
+        }[want]
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
-            kind = refs.get(j) or self._non_person(tokens, j)
+            # A possessive right after a noun is its attribute and cannot refer to it:
+            # in "das Auto seines Nachbarn", "seines" is not the car's.
+            kind = refs.get(j) or (self._non_person(tokens, j) if j < i - 1 else None)
             if kind in accept:
                 return kind
         return None
@@ -366,6 +384,8 @@ class German(Language):
                 if tokens.adjacent(k) and tokens.lower(k - 1) in PREPOSITIONS:
                     return None
                 genders = {slot[0] for slot in parsed[2]}
+                if genders == {"n"}:
+                    return "nx"  # "das Urteil": a referent for sein, never for er
                 if tokens.lower(k) == "der" or genders <= {"m", "n"}:
                     return "mx"
                 return "fx" if genders <= {"f", "x"} else None

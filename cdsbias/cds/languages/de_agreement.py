@@ -66,7 +66,9 @@ PREDICATIVE = word_set("ist war wird wurde bin bist sei wäre als bleibt blieb")
 COORDINATORS = frozenset({"und", "oder", "sowie", "als", "wie"})
 # Verbs that take a dative object ("wir helfen den Kollegen" is plural dative).
 DATIVE_VERBS = re.compile(
-    r"(?:half|hilf|helf|dank|gratulier|folg|gehör|vertrau|begegn|antwort|gefall|zuhör)"
+    r"gab|gaben|gibt|gebe|geben|gegeben|half|halfen|hilft|geholfen|gefiel|gefielen|brachte"
+    r"|(?:helf|dank|gedankt|gratulier|folg|gefolgt|gehör|vertrau|begegn|antwort|geantwort"
+    r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
 )
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
@@ -199,8 +201,8 @@ def analyse_noun_phrase(
     while j >= 0 and tokens.adjacent(j + 1):
         word = tokens.words[j]
         if not word.islower():
-            # Capitalised only as the first word of a sentence ("Der junge Arzt").
-            if not (tokens.sentence_start(j) and word[1:].islower()):
+            # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
+            if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
                 break
             word = word.lower()
         parsed = parse_article(word)
@@ -244,14 +246,20 @@ def analyse_noun_phrase(
     if article is None and len(numbers) == 2:
         # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
-        predicative = tokens.lower(start - 1) in PREDICATIVE
+        predicative = _copula_before(tokens, start)
         slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
-    slot = _choose_slot(tokens, start, slots, preposition, names)
+    slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
     return NounPhrase(i, article, adjectives, slot, reading)
 
 
 def _choose_slot(
-    tokens: Tokens, start: int, slots: set[Slot], preposition: str, names: dict[str, str]
+    tokens: Tokens,
+    start: int,
+    slots: set[Slot],
+    preposition: str,
+    names: dict[str, str],
+    *,
+    bare: bool,
 ) -> Slot:
     """Picks one slot when the forms leave several, from the preposition and the clause."""
     if len(slots) == 1:
@@ -288,10 +296,12 @@ def _choose_slot(
         if tokens.lower(start - 1) in COORDINATORS and start > 1:
             # "der König und seine Tochter": the second conjunct has the first one's case.
             subject_start = _phrase_start(tokens, start - 2)
-        if after_noun:
-            chosen = pick("gen", "dat", "nom", "acc")
-        elif _dative_verb_before(tokens, start):
+        if _dative_verb_before(tokens, start):
             chosen = pick("dat", "acc", "nom", "gen")
+        elif after_noun and not bare:
+            # "das Auto des Arztes"; a bare noun after a noun is no genitive ("seit zehn
+            # Jahren Lehrerin").
+            chosen = pick("gen", "dat", "nom", "acc")
         elif has_subject_before(tokens, subject_start, names):
             chosen = pick("acc", "dat", "nom", "gen")
         else:
@@ -309,10 +319,22 @@ def _phrase_start(tokens: Tokens, j: int) -> int:
     return j
 
 
+def _copula_before(tokens: Tokens, start: int) -> bool:
+    """A copula or "als" earlier in the clause ("ist seit Jahren Lehrer")."""
+    j = start - 1
+    while j >= 0:
+        if tokens.lower(j) in PREDICATIVE:
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
 def _dative_verb_before(tokens: Tokens, start: int) -> bool:
     j = start - 1
     while j >= 0:
-        if DATIVE_VERBS.match(tokens.lower(j)):
+        if DATIVE_VERBS.fullmatch(tokens.lower(j)):
             return True
         if tokens.clause_start(j):
             return False

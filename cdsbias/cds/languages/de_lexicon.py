@@ -114,7 +114,8 @@ NOT_VERBS = word_set(
     """nicht jetzt oft erst selbst fast bereits meist sonst gut weit bestimmt mit seit nachts
     heut zuletzt zuerst längst stets endlich einst gleichzeitig insbesondere ihnen einen den
     denen allen seinen ihren jeden meinen keinen diesen oben unten neben eben gestern morgen
-    zwischen trotzdem außen innen hinten vorn wegen ebenfalls deswegen dennoch nochmal"""
+    zwischen trotzdem außen innen hinten vorn wegen ebenfalls deswegen dennoch nochmal
+    alle beide aber und oder doch jedoch auch allein denn dann"""
 )
 # Neutral or gender-fair words that are never touched even if they look gendered.
 NEVER_TOUCH = word_set(
