@@ -81,6 +81,8 @@ ANIMALS = {
 NOT_PERSON = {
     "Eifer", "Heber", "Kiste", "Kete", "Lake", "Enze", "Heroe", "Herr", "Mann", "Kure",
     "Bure", "Bot", "Elb", "Elbe", "Elf", "Ase", "Heide", "Geuse", "Jeck", "Gast", "Mensch",
+    # Devices first, persons second: "der Drucker" is the printer.
+    "Drucker", "Fernseher", "Rechner", "Bohrer", "Träger", "Zähler", "Brenner", "Schlepper",
 }  # fmt: skip
 
 

@@ -36,6 +36,7 @@ pronouns swap word for word, nothing that agrees with them is re-inflected, and 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from cdsbias.cds.engine import Edit
@@ -106,6 +107,8 @@ class German(Language):
         super().__init__(names=names)
         self.agreement = agreement
         self.lexicon = load_german_lexicon(names)
+        # Per-instance cache: a corpus repeats its compounds.
+        self._compounds = functools.lru_cache(maxsize=1 << 16)(self._find_compound)
         self._triggers = frozenset(
             set(self.lexicon.noun_forms)
             | set(self.lexicon.name_map)
@@ -113,6 +116,18 @@ class German(Language):
             | PRONOUNS
             | {word.capitalize() for word in PRONOUNS}
         )
+
+    def _split_compound(self, word: str) -> tuple[str, str] | None:
+        """(prefix, person noun) for a compound the lexicon lacks, longest head first."""
+        return self._compounds(word)
+
+    def _find_compound(self, word: str) -> tuple[str, str] | None:
+        heads = self.lexicon.heads
+        for cut in range(3, len(word) - 4):
+            head = heads.get(word[cut:])
+            if head is not None:
+                return word[:cut], head
+        return None
 
     @property
     def known_words(self) -> frozenset[str]:
@@ -123,17 +138,24 @@ class German(Language):
         )
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
-        tokens = Tokens(text, WORD)
+        words = WORD.findall(text)
         triggers = self._triggers
-        if not any(word in triggers for word in tokens.words):
-            return []
+        if not any(word in triggers for word in words) and not any(
+            len(word) >= 8 and word[0].isupper() and self._split_compound(word) for word in words
+        ):
+            return []  # most documents of a corpus: no offsets needed
+        tokens = Tokens(text, WORD)
         planned: dict[int, Edit] = {}
         refs: dict[int, str] = {}  # word -> mp / fp / pl: persons to refer back to
         possessive_slots: dict[int, tuple[str, str, str]] = {}
         surnames: set[int] = set()
         for i, word in enumerate(tokens.words):
-            if word in triggers and i not in planned and i not in surnames:
+            if i in planned or i in surnames:
+                continue
+            if word in triggers:
                 self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
+            elif len(word) >= 8 and word[0].isupper() and self._split_compound(word):
+                self._noun(tokens, i, planned, refs, possessive_slots)
         for i, word in enumerate(tokens.words):
             if i not in planned and word.lower() in PRONOUNS:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
@@ -173,12 +195,20 @@ class German(Language):
         previous = tokens.words[i - 1] if i > 0 else ""
         if previous in self.lexicon.name_gender and tokens.adjacent(i):
             return  # a surname: "Thomas Mann"
-        for reading in self.lexicon.noun_forms[tokens.words[i]]:
+        word = tokens.words[i]
+        prefix, head = "", word
+        if word not in self.lexicon.noun_forms:
+            prefix, head = self._split_compound(word)  # type: ignore[misc]
+        for reading in self.lexicon.noun_forms[head]:
             phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map)
             if phrase is None:
                 continue
             other = "f" if reading.gender == "m" else "m"
             target = self.lexicon.pairs[reading.pair][other]
+            if prefix:
+                target = {
+                    slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
+                }
             if not self.agreement:
                 form = target.get(phrase.slot[1:])
                 if form is not None:
@@ -191,11 +221,11 @@ class German(Language):
             if any(edit.start in planned for edit in edits):
                 return
             for edit in edits:
-                planned[tokens.starts.index(edit.start)] = edit
+                planned[tokens.index(edit.start)] = edit
             possessive_slots.update(slots)
             relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
             if relative is not None:
-                planned[tokens.starts.index(relative.start)] = relative
+                planned[tokens.index(relative.start)] = relative
             refs[i] = "pl" if phrase.slot[1] == "pl" else reading.gender + "p"
             return
 

@@ -17,6 +17,7 @@ right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gend
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -35,7 +36,9 @@ from cdsbias.cds.languages.de_lexicon import (
     EIN_STEMS,
     GEN_PREPOSITIONS,
     NOMINATIVE_PRONOUNS,
+    PLURAL_VERBS,
     PREPOSITIONS,
+    SINGULAR_VERBS,
     TWO_WAY_PREPOSITIONS,
     NounForm,
     adjective_ending,
@@ -55,8 +58,10 @@ CONTRACTIONS = {
     "ans": ("an", "das"),
 }
 _FUSED = {(prep, article): fused for fused, (prep, article) in CONTRACTIONS.items()}
-_CLAUSE_BREAK = re.compile(r"[,;.!?:()\"„“”\n–]")
-_SENTENCE_BREAK = re.compile(r"[.!?:\n]")
+_CLAUSE_CHARS = ',;.!?:()"„“”\n–'
+_SENTENCE_CHARS = ".!?:\n"
+_CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_CHARS)}]")
+_SENTENCE_BREAK = re.compile(f"[{re.escape(_SENTENCE_CHARS)}]")
 _ADJECTIVE_ENDINGS = ("en", "em", "er", "es", "e")
 # Lower-case words with an adjective ending that are not adjectives.
 NOT_ADJECTIVES = word_set(
@@ -79,17 +84,15 @@ _RELATIVE = {
 class Tokens:
     """The words of a text with their offsets and the text between them."""
 
-    __slots__ = ("ends", "starts", "text", "words")
+    __slots__ = ("ends", "lowers", "starts", "text", "words")
 
     def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
         self.text = text
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.words: list[str] = []
-        for match in pattern.finditer(text):
-            self.starts.append(match.start())
-            self.ends.append(match.end())
-            self.words.append(match.group())
+        matches = list(pattern.finditer(text))
+        self.starts = [match.start() for match in matches]
+        self.ends = [match.end() for match in matches]
+        self.words = [match.group() for match in matches]
+        self.lowers = [word.lower() for word in self.words]
 
     def gap(self, i: int) -> str:
         """The text between word ``i - 1`` and word ``i``."""
@@ -97,16 +100,35 @@ class Tokens:
 
     def adjacent(self, i: int) -> bool:
         """Word ``i`` follows word ``i - 1`` with only spaces between."""
-        return i > 0 and self.gap(i).isspace()
+        if i <= 0:
+            return False
+        end = self.ends[i - 1]
+        if self.starts[i] - end == 1:  # the common case: one character between
+            return self.text[end].isspace()
+        return self.gap(i).isspace()
 
     def sentence_start(self, i: int) -> bool:
-        return i == 0 or bool(_SENTENCE_BREAK.search(self.gap(i)))
+        if i <= 0:
+            return True
+        end = self.ends[i - 1]
+        if self.starts[i] - end == 1:
+            return self.text[end] in _SENTENCE_CHARS
+        return bool(_SENTENCE_BREAK.search(self.gap(i)))
 
     def clause_start(self, i: int) -> bool:
-        return i == 0 or bool(_CLAUSE_BREAK.search(self.gap(i)))
+        if i <= 0:
+            return True
+        end = self.ends[i - 1]
+        if self.starts[i] - end == 1:
+            return self.text[end] in _CLAUSE_CHARS
+        return bool(_CLAUSE_BREAK.search(self.gap(i)))
 
     def lower(self, i: int) -> str:
-        return self.words[i].lower() if 0 <= i < len(self.words) else ""
+        return self.lowers[i] if 0 <= i < len(self.lowers) else ""
+
+    def index(self, start: int) -> int:
+        """The word that starts at offset ``start``."""
+        return bisect.bisect_left(self.starts, start)
 
     def edit(self, i: int, replacement: str, kind: str) -> Edit:
         word = self.words[i]
@@ -198,6 +220,8 @@ def analyse_noun_phrase(
     article = None
     adjectives: list[int] = []
     j = i - 1
+    while j >= 0 and tokens.gap(j + 1) == "-":
+        j -= 1  # "der Kfz-Mechaniker": the phrase starts before the hyphenated compound
     while j >= 0 and tokens.adjacent(j + 1):
         word = tokens.words[j]
         if not word.islower():
@@ -236,9 +260,15 @@ def analyse_noun_phrase(
     for adjective in adjectives:
         word = tokens.words[adjective]
         slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
+    start = article if article is not None else (adjectives[-1] if adjectives else i)
+    following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
+    if tokens.clause_start(start) and following in SINGULAR_VERBS | PLURAL_VERBS:
+        # A clause-initial phrase before the finite verb is its subject: nominative, in the
+        # verb's number ("Die Feuerleiter ist lang" is no plural of Feuerleiter).
+        number = "sg" if following in SINGULAR_VERBS else "pl"
+        slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
     if not slots:
         return None
-    start = article if article is not None else (adjectives[-1] if adjectives else i)
     preposition = "" if contracted else _preposition(tokens, start)
     if contracted:
         preposition = CONTRACTIONS[tokens.lower(article)][0]  # type: ignore[arg-type]

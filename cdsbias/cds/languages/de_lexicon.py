@@ -149,6 +149,8 @@ class GermanLexicon:
         name_map: Given name -> the name of the other gender.
         name_gender: Given name -> ``"m"`` or ``"f"``.
         ambiguous_names: Name -> ``"word"`` / ``"proper"``.
+        heads: Lower-cased form (5+ letters) -> the form, for compounds the lexicon
+            lacks ("Busmechaniker" = "Bus" + "mechaniker").
     """
 
     pairs: list[dict[str, dict[tuple[str, str], str]]]
@@ -156,6 +158,7 @@ class GermanLexicon:
     name_map: dict[str, str]
     name_gender: dict[str, str]
     ambiguous_names: dict[str, str]
+    heads: dict[str, str]
 
 
 def _read_person_nouns(
@@ -212,4 +215,5 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
                 male, female = (name.strip().capitalize() for name in line.split("\t"))
                 name_gender[male], name_gender[female] = "m", "f"
         ambiguous = load_ambiguous_names(resource_path("de/ambiguous_given_names.tsv"))
-    return GermanLexicon(pairs, noun_forms, name_map, name_gender, ambiguous)
+    heads = {form.lower(): form for form in noun_forms if len(form) >= 5}
+    return GermanLexicon(pairs, noun_forms, name_map, name_gender, ambiguous, heads)
