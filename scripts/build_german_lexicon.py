@@ -60,6 +60,8 @@ IRREGULAR = [
     ("Steward", "Stewardess"),
     ("Hausmann", "Hausfrau"),
     ("Krankenpfleger", "Krankenschwester"),
+    ("Zimmermann", "Zimmerin"),  # the carpenter; "Zimmerfrau" is a chambermaid
+    ("Hauptmann", "Hauptmännin"),  # the captain; "Hauptfrau" is a principal wife
 ]
 # Heads whose compounds are paired when the lexicon has both (Großvater/Großmutter).
 COMPOUND_HEADS = [
@@ -170,6 +172,8 @@ def derive_pairs(masculine: dict[str, dict], feminine: dict[str, dict]) -> list[
     for lemma, row in masculine.items():
         if len(lemma) < 3 or lemma in ANIMALS or lemma in NOT_PERSON or not lemma.isalpha():
             continue
+        if lemma.endswith("mann") and lemma[:-4] + "frau" in feminine:
+            continue  # Kaufmann -> Kauffrau (a compound-head pair), not Kaufmännin
         stems = [lemma] + ([lemma[:-1]] if lemma.endswith("e") else [])
         # The umlauted form first: where Wiktionary has both, it is the standard one
         # (Bäuerin, not Bauerin).
