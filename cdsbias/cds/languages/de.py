@@ -349,6 +349,16 @@ class German(Language):
         if has_subject_before(tokens, i, names):
             return None, "obj"
         nxt = i + 1
+        if nxt < len(tokens.words) and tokens.gap(nxt).strip() == "," and tokens.clause_start(i):
+            # "Sie, die Ärztin, hatte ...": the verb follows the apposition's closing comma.
+            nxt += 1
+            while nxt < len(tokens.words) and not tokens.clause_start(nxt):
+                nxt += 1
+            if nxt < len(tokens.words) and parse_article(tokens.lower(i + 1)) is not None:
+                number = verb_number(tokens.lower(nxt)) if tokens.words[nxt].islower() else None
+                if number:
+                    return number, "subj"
+            nxt = len(tokens.words)
         following = tokens.words[nxt] if nxt < len(tokens.words) and tokens.adjacent(nxt) else ""
         if tokens.clause_start(i) and following.islower() and following not in NOT_VERBS:
             # Main clause, verb second: the word after a clause-initial sie is its verb
