@@ -405,7 +405,8 @@ class German(Language):
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
             # A possessive right after a noun is its attribute and cannot refer to it:
             # in "das Auto seines Nachbarn", "seines" is not the car's.
-            kind = refs.get(j) or (self._non_person(tokens, j) if j < i - 1 else None)
+            attribute = j == i - 1 and tokens.adjacent(i)
+            kind = refs.get(j) or (None if attribute else self._non_person(tokens, j))
             if kind in accept:
                 return kind
         return None

@@ -262,9 +262,11 @@ def analyse_noun_phrase(
         slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
     start = article if article is not None else (adjectives[-1] if adjectives else i)
     following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
-    if tokens.clause_start(start) and following in SINGULAR_VERBS | PLURAL_VERBS:
-        # A clause-initial phrase before the finite verb is its subject: nominative, in the
-        # verb's number ("Die Feuerleiter ist lang" is no plural of Feuerleiter).
+    can_be_subject = any(slot[2] == "nom" for slot in slots)
+    if can_be_subject and tokens.clause_start(start) and following in SINGULAR_VERBS | PLURAL_VERBS:
+        # A clause-initial phrase before the finite verb that can be nominative is its
+        # subject, in the verb's number ("Die Feuerleiter ist lang" is no plural of
+        # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
         number = "sg" if following in SINGULAR_VERBS else "pl"
         slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
     if not slots:
