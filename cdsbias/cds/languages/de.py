@@ -102,6 +102,9 @@ class German(Language):
 
     code = "de"
     name = "German"
+    #: German-only third-person pronouns, for the registry's corpus-language check ("er"
+    #: is left out: it is the Danish "is").
+    marker_words = frozenset({"sie", "ihn", "ihm", "ihr", "ihre", "seine", "seinen", "seinem"})
 
     def __init__(self, *, names: bool = True, agreement: bool = True) -> None:
         super().__init__(names=names)
