@@ -18,8 +18,7 @@ import pytest
 from cdsbias.cds.engine import apply_edits
 from cdsbias.cds.languages.base import Skip
 from cdsbias.cds.languages.de import WORD, German
-from cdsbias.cds.languages.de_lexicon import _read_person_nouns, load_german_lexicon
-from cdsbias.cds.pronouns import word_set
+from cdsbias.cds.languages.de_lexicon import _read_person_nouns, load_german_lexicon, word_set
 from cdsbias.errors import CdsbiasError
 
 ASSETS = Path(__file__).parent / "assets" / "cds"

@@ -61,8 +61,8 @@ from cdsbias.cds.languages.de_lexicon import (
     SUBORDINATORS,
     TWO_WAY_PREPOSITIONS,
     load_german_lexicon,
+    word_set,
 )
-from cdsbias.cds.pronouns import word_set
 
 WORD = re.compile(r"[^\W\d_]+")
 _FAIR_MARKS = frozenset("*:_/")

@@ -42,8 +42,8 @@ from cdsbias.cds.languages.de_lexicon import (
     TWO_WAY_PREPOSITIONS,
     NounForm,
     adjective_ending,
+    word_set,
 )
-from cdsbias.cds.pronouns import word_set
 
 Slot = tuple[str, str, str]  # (gender m/f/n or x for plural, number, case)
 # Preposition + article contractions: (preposition, article).

@@ -16,9 +16,14 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdsbias.cds.pronouns import word_set
 from cdsbias.cds.wordlists import load_ambiguous_names, load_name_pairs, resource_path
 from cdsbias.errors import CdsbiasError
+
+
+def word_set(words: str) -> frozenset[str]:
+    """A set from a whitespace-separated word list (keeps the tables readable)."""
+    return frozenset(words.split())
+
 
 CASES = ("nom", "gen", "dat", "acc")
 NUMBERS = ("sg", "pl")
