@@ -74,6 +74,7 @@ _POSSESSIVES = {stem + end for stem in ("sein", "ihr") for end in _POSSESSIVE_EN
 PRONOUNS = frozenset({"er", "ihn", "ihm", "sie"} | _POSSESSIVES)
 TITLES = {"Herr": "Frau", "Herrn": "Frau"}
 _TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
+_OBJECT_PREPOSITIONS = ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _WINDOW = 60  # words searched back for a referent
 
 
@@ -347,7 +348,7 @@ class German(Language):
         """(number, role) of sie at ``i`` from the verb it agrees with."""
         names = self.lexicon.name_map
         previous = tokens.lower(i - 1) if tokens.adjacent(i) else ""
-        if previous in ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS:
+        if previous in _OBJECT_PREPOSITIONS:
             return None, "obj"
         if has_subject_before(tokens, i, names):
             return None, "obj"

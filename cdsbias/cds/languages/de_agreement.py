@@ -75,6 +75,12 @@ DATIVE_VERBS = re.compile(
     r"|(?:helf|dank|gedankt|gratulier|folg|gefolgt|gehör|vertrau|begegn|antwort|geantwort"
     r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
 )
+_DECLENSION = {"def": "weak", "dies": "weak", "ein": "mixed"}
+# Unions used in the hot paths, built once.
+_DAT_OR_GEN = DAT_PREPOSITIONS | GEN_PREPOSITIONS
+_OPENERS = PREPOSITIONS | COORDINATORS
+_FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
+_RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
     "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
@@ -196,7 +202,7 @@ def has_subject_before(tokens: Tokens, i: int, names: dict[str, str]) -> bool:
         parsed = parse_article(lower)
         if parsed and any(slot[2] == "nom" for slot in parsed[2]) and lower != "der":
             return True
-        if lower == "der" and tokens.lower(j - 1) not in DAT_PREPOSITIONS | GEN_PREPOSITIONS:
+        if lower == "der" and tokens.lower(j - 1) not in _DAT_OR_GEN:
             return True
         if tokens.clause_start(j):
             return False
@@ -208,7 +214,7 @@ def _preposition(tokens: Tokens, start: int) -> str:
     """The preposition governing a phrase that starts at word ``start`` ('' if none)."""
     if start > 0 and tokens.adjacent(start):
         word = tokens.lower(start - 1)
-        if word in GEN_PREPOSITIONS | DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS:
+        if word in PREPOSITIONS:
             return word
     return ""
 
@@ -245,17 +251,15 @@ def analyse_noun_phrase(
     # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
     # Kollegen").
     opens_phrase = j < 0 or tokens.clause_start(j + 1)
-    if article is None and not opens_phrase and tokens.lower(j) not in PREPOSITIONS | COORDINATORS:
+    if article is None and not opens_phrase and tokens.lower(j) not in _OPENERS:
         adjectives = []
-    slots = {
-        (reading.gender if number == "sg" else "x", number, case) for number, case in reading.slots
-    }
+    slots = set(reading.phrase_slots)
     declension = "strong"
     contracted = False
     if article is not None:
         kind, stem, article_slots = parse_article(tokens.lower(article))  # type: ignore[misc]
         slots &= article_slots
-        declension = {"def": "weak", "dies": "weak", "ein": "mixed"}[kind]
+        declension = _DECLENSION[kind]
         contracted = kind == "def" and bool(stem)
     for adjective in adjectives:
         word = tokens.words[adjective]
@@ -263,7 +267,7 @@ def analyse_noun_phrase(
     start = article if article is not None else (adjectives[-1] if adjectives else i)
     following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
     can_be_subject = any(slot[2] == "nom" for slot in slots)
-    if can_be_subject and tokens.clause_start(start) and following in SINGULAR_VERBS | PLURAL_VERBS:
+    if can_be_subject and tokens.clause_start(start) and following in _FINITE_VERBS:
         # A clause-initial phrase before the finite verb that can be nominative is its
         # subject, in the verb's number ("Die Feuerleiter ist lang" is no plural of
         # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
@@ -427,7 +431,7 @@ def relative_edit(
     if j >= len(tokens.words) or tokens.gap(j).strip() != ",":
         return None
     preposition = ""
-    if tokens.lower(j) in DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS:
+    if tokens.lower(j) in _RELATIVE_PREPOSITIONS:
         preposition = tokens.lower(j)
         j += 1
     word = tokens.lower(j)

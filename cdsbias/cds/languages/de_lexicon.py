@@ -142,6 +142,14 @@ class NounForm:
     gender: str
     slots: frozenset[tuple[str, str]]
 
+    @functools.cached_property
+    def phrase_slots(self) -> frozenset[tuple[str, str, str]]:
+        """The slots as (gender, number, case), gender ``x`` in the plural (as articles
+        give them)."""
+        return frozenset(
+            (self.gender if number == "sg" else "x", number, case) for number, case in self.slots
+        )
+
 
 @dataclass(frozen=True)
 class GermanLexicon:
