@@ -222,13 +222,13 @@ class German(Language):
             if result is None:
                 return
             edits, slots = result
-            if any(edit.start in planned for edit in edits):
-                return
-            for edit in edits:
-                planned[tokens.index(edit.start)] = edit
+            indexed = {tokens.index(edit.start): edit for edit in edits}
+            if any(index in planned for index in indexed) or any(k in planned for k in slots):
+                return  # an article or adjective another phrase already changed
+            planned.update(indexed)
             possessive_slots.update(slots)
             relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
-            if relative is not None:
+            if relative is not None and tokens.index(relative.start) not in planned:
                 planned[tokens.index(relative.start)] = relative
             refs[i] = "pl" if phrase.slot[1] == "pl" else reading.gender + "p"
             return
@@ -243,7 +243,8 @@ class German(Language):
         if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
             return  # a surname or a second given name read as one: "Anna Peters"
         name_class = self.lexicon.ambiguous_names.get(base, "")
-        if self._after_article(tokens, i):
+        if self._after_article(tokens, i) and not tokens.clause_start(i - 1):
+            # ", der Maria behandelt" is a relative pronoun, not an article
             return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
         word_like = previous.lower() in PREPOSITIONS or (
             previous.islower() and previous.endswith(_ADJECTIVE_ENDINGS)

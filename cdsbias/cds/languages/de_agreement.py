@@ -439,6 +439,12 @@ def relative_edit(
     cases = [case for case, form in _RELATIVE[old].items() if form == word]
     if not cases or j >= len(tokens.words) or not tokens.words[j].islower():
         return None
+    after = tokens.words[j + 1] if j + 1 < len(tokens.words) else ""
+    apposition = word not in ("dessen", "deren") and after not in names
+    if apposition and after[:1].isupper() and tokens.adjacent(j + 1):
+        # An apposition's article ("der Arzt, der Lehrer"), not a relative; the genitive
+        # relatives stand before their noun ("dessen Sohn").
+        return None
     case = cases[0]
     if len(cases) > 1:  # feminine "die": accusative if a subject follows
         follower = tokens.lower(j + 1)
