@@ -243,7 +243,7 @@ class German(Language):
         if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
             return  # a surname or a second given name read as one: "Anna Peters"
         name_class = self.lexicon.ambiguous_names.get(base, "")
-        if self._after_article(tokens, i) and not tokens.clause_start(i - 1):
+        if self._after_article(tokens, i) and "," not in tokens.gap(i - 1):
             # ", der Maria behandelt" is a relative pronoun, not an article
             return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
         word_like = previous.lower() in PREPOSITIONS or (
