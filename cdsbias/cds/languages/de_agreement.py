@@ -329,7 +329,7 @@ def _choose_slot(
             and previous not in names
         )
         subject_start = start
-        if tokens.lower(start - 1) in COORDINATORS and start > 1:
+        if tokens.lower(start - 1) in COORDINATORS and start > 1 and tokens.adjacent(start - 1):
             # "der König und seine Tochter": the second conjunct has the first one's case.
             subject_start = _phrase_start(tokens, start - 2)
         if _dative_verb_before(tokens, start):
