@@ -87,6 +87,7 @@ def test_gold_set_accuracy_per_phenomenon(german):
         "noun_case": (18, 18, 41, 41),
         "relative": (6, 6, 20, 20),
         "irregular": (8, 8, 30, 30),
+        "adjectival": (5, 5, 7, 7),
         "name": (4, 4, 5, 5),
         "title": (2, 2, 5, 5),
         "unresolved": (2, 2, 0, 0),
@@ -108,7 +109,7 @@ def test_naive_variant_is_much_worse(german):
     re-inflecting articles, adjectives, relatives and resolving sie/ihr buys."""
     naive = German(agreement=False)
     scores = score(naive, read_gold("gold_de.tsv"))
-    assert overall(scores) == (31, 89, 104, 184)
+    assert overall(scores) == (33, 94, 107, 191)
     assert scores["relative"][0] == 0 and scores["irregular"][0] == 0
     assert overall(score(naive, read_gold("gold_de_heldout.tsv"))) == (16, 40, 48, 80)
 
@@ -144,6 +145,8 @@ def test_round_trip_where_the_swap_is_an_involution(german):
         "Sein Vater und seine Schwester wohnen in Hamburg.",
         "Sein Onkel besucht seine Nichte.",
         "Mit seiner Erfahrung gewann er das Turnier.",
+        # A bare "Angestellte" may be plural and is left alone; "Angestellter" is not.
+        "Er arbeitet seit Jahren als Angestellter.",
     }
     rows = read_gold("gold_de.tsv") + read_gold("gold_de_heldout.tsv")
     failed = set()
@@ -152,7 +155,7 @@ def test_round_trip_where_the_swap_is_an_involution(german):
         if apply_edits(once, german.edits(once)) != source:
             failed.add(source)
     assert failed == not_involutions
-    assert len(rows) - len(failed) == 122
+    assert len(rows) - len(failed) == 126
 
 
 @pytest.mark.parametrize(

@@ -17,23 +17,14 @@ right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gend
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 
-from cdsbias.cds.engine import Edit, match_case
+from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.de_lexicon import (
     ACC_PREPOSITIONS,
     DAT_PREPOSITIONS,
-    DEF_FORM,
-    DEFINITE,
     DEGREE_ADVERBS,
-    DIES_ENDINGS,
-    DIES_FORM,
-    DIES_STEMS,
-    EIN_ENDINGS,
-    EIN_FORM,
-    EIN_STEMS,
     GEN_PREPOSITIONS,
     NOMINATIVE_PRONOUNS,
     PLURAL_VERBS,
@@ -44,24 +35,14 @@ from cdsbias.cds.languages.de_lexicon import (
     adjective_ending,
     word_set,
 )
+from cdsbias.cds.languages.de_tokens import (
+    CONTRACTIONS,
+    Slot,
+    Tokens,
+    article_form,
+    parse_article,
+)
 
-Slot = tuple[str, str, str]  # (gender m/f/n or x for plural, number, case)
-# Preposition + article contractions: (preposition, article).
-CONTRACTIONS = {
-    "zum": ("zu", "dem"),
-    "zur": ("zu", "der"),
-    "im": ("in", "dem"),
-    "am": ("an", "dem"),
-    "vom": ("von", "dem"),
-    "beim": ("bei", "dem"),
-    "ins": ("in", "das"),
-    "ans": ("an", "das"),
-}
-_FUSED = {(prep, article): fused for fused, (prep, article) in CONTRACTIONS.items()}
-_CLAUSE_CHARS = ',;.!?:()"„“”\n–'
-_SENTENCE_CHARS = ".!?:\n"
-_CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_CHARS)}]")
-_SENTENCE_BREAK = re.compile(f"[{re.escape(_SENTENCE_CHARS)}]")
 _ADJECTIVE_ENDINGS = ("en", "em", "er", "es", "e")
 # Lower-case words with an adjective ending that are not adjectives.
 NOT_ADJECTIVES = word_set(
@@ -85,93 +66,6 @@ _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
     "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
 }
-
-
-class Tokens:
-    """The words of a text with their offsets and the text between them."""
-
-    __slots__ = ("ends", "lowers", "starts", "text", "words")
-
-    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
-        self.text = text
-        matches = list(pattern.finditer(text))
-        self.starts = [match.start() for match in matches]
-        self.ends = [match.end() for match in matches]
-        self.words = [match.group() for match in matches]
-        self.lowers = [word.lower() for word in self.words]
-
-    def gap(self, i: int) -> str:
-        """The text between word ``i - 1`` and word ``i``."""
-        return self.text[self.ends[i - 1] if i else 0 : self.starts[i]]
-
-    def adjacent(self, i: int) -> bool:
-        """Word ``i`` follows word ``i - 1`` with only spaces between."""
-        if i <= 0:
-            return False
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:  # the common case: one character between
-            return self.text[end].isspace()
-        return self.gap(i).isspace()
-
-    def sentence_start(self, i: int) -> bool:
-        if i <= 0:
-            return True
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:
-            return self.text[end] in _SENTENCE_CHARS
-        return bool(_SENTENCE_BREAK.search(self.gap(i)))
-
-    def clause_start(self, i: int) -> bool:
-        if i <= 0:
-            return True
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:
-            return self.text[end] in _CLAUSE_CHARS
-        return bool(_CLAUSE_BREAK.search(self.gap(i)))
-
-    def lower(self, i: int) -> str:
-        return self.lowers[i] if 0 <= i < len(self.lowers) else ""
-
-    def index(self, start: int) -> int:
-        """The word that starts at offset ``start``."""
-        return bisect.bisect_left(self.starts, start)
-
-    def edit(self, i: int, replacement: str, kind: str) -> Edit:
-        word = self.words[i]
-        return Edit(self.starts[i], self.ends[i], word, match_case(word, replacement), kind)
-
-
-_ARTICLE_CACHE: dict[str, tuple[str, str, frozenset] | None] = {}
-
-
-def parse_article(word: str) -> tuple[str, str, frozenset] | None:
-    """(kind, stem, slots) of an article word (lower case), or None."""
-    if word in _ARTICLE_CACHE:
-        return _ARTICLE_CACHE[word]
-    parsed = None
-    if word in DEFINITE:
-        parsed = ("def", "", frozenset(DEFINITE[word]))
-    elif word in CONTRACTIONS:
-        parsed = ("def", CONTRACTIONS[word][0], frozenset(DEFINITE[CONTRACTIONS[word][1]]))
-    else:
-        for stem in DIES_STEMS:
-            if word.startswith(stem) and word[len(stem) :] in DIES_ENDINGS:
-                parsed = ("dies", stem, frozenset(DIES_ENDINGS[word[len(stem) :]]))
-        for stem in EIN_STEMS:
-            if word.startswith(stem) and word[len(stem) :] in EIN_ENDINGS:
-                parsed = ("ein", stem, frozenset(EIN_ENDINGS[word[len(stem) :]]))
-    _ARTICLE_CACHE[word] = parsed
-    return parsed
-
-
-def article_form(kind: str, stem: str, slot: Slot, *, contracted: bool = False) -> str:
-    """The article word of ``kind``/``stem`` for ``slot`` (contractions re-fused)."""
-    if kind == "def":
-        article = DEF_FORM[slot]
-        if not contracted:
-            return article
-        return _FUSED.get((stem, article), f"{stem} {article}")
-    return stem + (DIES_FORM if kind == "dies" else EIN_FORM)[slot]
 
 
 @dataclass
@@ -220,9 +114,13 @@ def _preposition(tokens: Tokens, start: int) -> str:
 
 
 def analyse_noun_phrase(
-    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str]
+    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str], *, inflected: bool = False
 ) -> NounPhrase | None:
-    """The phrase around person noun ``i`` read as ``reading``; None if nothing fits."""
+    """The phrase around person noun ``i`` read as ``reading``; None if nothing fits.
+
+    ``inflected``: the noun is a nominalised adjective (*der Vorsitzende*, *ein
+    Angestellter*) whose own ending must fit the slot like an adjective's.
+    """
     article = None
     adjectives: list[int] = []
     j = i - 1
@@ -261,7 +159,7 @@ def analyse_noun_phrase(
         slots &= article_slots
         declension = _DECLENSION[kind]
         contracted = kind == "def" and bool(stem)
-    for adjective in adjectives:
+    for adjective in [*adjectives, i] if inflected else adjectives:
         word = tokens.words[adjective]
         slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
     start = article if article is not None else (adjectives[-1] if adjectives else i)
@@ -376,6 +274,13 @@ def _dative_verb_before(tokens: Tokens, start: int) -> bool:
             return False
         j -= 1
     return False
+
+
+def declension(tokens: Tokens, phrase: NounPhrase) -> str:
+    """weak / mixed / strong: the adjective declension after the phrase's article."""
+    if phrase.article is None:
+        return "strong"
+    return _DECLENSION[parse_article(tokens.lower(phrase.article))[0]]  # type: ignore[index]
 
 
 def reinflect(

@@ -122,6 +122,15 @@ NOT_VERBS = word_set(
     zwischen trotzdem außen innen hinten vorn wegen ebenfalls deswegen dennoch nochmal
     alle beide aber und oder doch jedoch auch allein denn dann"""
 )
+# Nominalised adjectives naming persons: the ending alone gives the gender in the singular
+# (der Vorsitzende / die Vorsitzende, ein Angestellter / eine Angestellte); the plural is
+# the same for both. Stems, as written capitalised. Participles used as gender-fair
+# forms (Studierende, Lehrende) are left out on purpose.
+ADJECTIVAL_STEMS = word_set(
+    """Angestellt Vorsitzend Abgeordnet Verwandt Bekannt Verlobt Geliebt Auszubildend
+    Reisend Verstorben Verletzt Krank Beschuldigt Angeklagt Verdächtig Jugendlich Gefangen
+    Obdachlos Arbeitslos Selbstständig"""
+)
 # Neutral or gender-fair words that are never touched even if they look gendered.
 NEVER_TOUCH = word_set(
     """Person Personen Mitglied Mitglieder Kind Kinder Mensch Menschen Leute Eltern"""
