@@ -121,6 +121,7 @@ class German(GermanPronouns, Language):
         return frozenset(
             {form.lower() for form in self.lexicon.noun_forms}
             | {name.lower() for name in self.lexicon.name_map}
+            | {form.lower() for form in _ADJECTIVAL_FORMS}
             | PRONOUNS
         )
 
