@@ -151,7 +151,7 @@ def test_cli_language_da_prints_the_danish_report(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--language", "dk"], "Unknown CDS language 'dk'. Did you mean 'da'?"),
+        (["--language", "dan"], "Unknown CDS language 'dan'. Did you mean 'da'?"),
         (["--language", "da", "--word-pairs", "x.tsv"], "replace the English lists"),
         (["--language", "da", "--analyzer", "spacy"], "decides English her/his only"),
     ],

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.runs.points import read_points
 from cdsbias.train.config import load_recipe
 from cdsbias.train.data import counterfactual_mapper
-from cdsbias.runs.points import read_points
 from cdsbias.train.run import main as train_main
 
 REPO = Path(__file__).resolve().parents[1]

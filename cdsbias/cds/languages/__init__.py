@@ -20,6 +20,7 @@ from cdsbias.errors import CdsbiasError, unknown_name_error
 #: Language code -> ``"module:Class"``.
 LANGUAGES: dict[str, str] = {
     "en": "cdsbias.cds.languages.en:English",
+    "de": "cdsbias.cds.languages.de:German",
     "da": "cdsbias.cds.languages.da:Danish",
 }
 DEFAULT_LANGUAGE = "en"

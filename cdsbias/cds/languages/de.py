@@ -1,0 +1,286 @@
+"""German counterfactual substitution with grammatical agreement.
+
+German gender is grammatical: swapping *Arzt* for *Ärztin* is only right if the article,
+adjectives and relative pronouns that agree with it change too (*dem jungen Arzt, der* ->
+*der jungen Ärztin, die*). Zmigrod, Mielke, Wallach & Cotterell (2019, ACL, "Counterfactual
+Data Augmentation for Mitigating Gender Stereotypes in Languages with Rich Morphology")
+showed that naive swapping produces ungrammatical text; this module re-inflects instead
+(noun phrases in :mod:`~cdsbias.cds.languages.de_agreement`, pronouns in
+:mod:`~cdsbias.cds.languages.de_pronouns`, words and article words in
+:mod:`~cdsbias.cds.languages.de_tokens`, data in :mod:`~cdsbias.cds.languages.de_lexicon`;
+docs/cds_german.md).
+
+Units, in text order:
+
+* **Person nouns** (4,548 pairs from the german-nouns lexicon, every case and number:
+  *der Arzt / des Arztes / den Ärzten* <-> *die Ärztin / der Ärztin / den Ärztinnen*;
+  irregular pairs *Mann/Frau, Vater/Mutter, Herr/Dame, ...*) with their article words,
+  adjectives and relative pronouns. A form whose article does not fit is left alone (*die
+  Heide*). Gender-neutral nouns (*Person, Mitglied, Kind*), gender-fair forms (*Ärzt*innen,
+  ÄrztInnen, Lehrer/innen*) and words that merely contain a gendered one (*Mannschaft*)
+  never match: lookups are of whole words, in the lexicon's exact spelling. Compounds the
+  lexicon lacks are split at their longest known head (*Busmechaniker*).
+* **Nominalised adjectives** (*der Vorsitzende / die Vorsitzende, ein Angestellter / eine
+  Angestellte*) in the singular, where the article and the ending tell the gender.
+* **Titles**: *Herr Müller* <-> *Frau Müller* (*Herrn* in the oblique cases).
+* **First names** (German list of name_pairs.tsv), with the genitive *-s*.
+* **Pronouns**: *er -> sie, ihn -> sie, ihm -> ihr*, possessive *sein- <-> ihr-* with every
+  ending, and back. *sie* (she / they / formal *Sie*) and *ihr* (her / their / to her /
+  you) are resolved from context: capitalised mid-sentence is formal; a finite verb next
+  to *sie* (or closing its subordinate clause) gives the number (*sie ist* vs *sie sind*);
+  *ihr* before a noun is a possessive, after a dative preposition or an earlier subject a
+  dative, otherwise the plural *you*. The referent is the nearest earlier candidate: a
+  person noun, a name or a resolved pronoun swaps; a non-person noun phrase of matching
+  gender (*die Stadt ... ihre Einwohner*, *das Kind ... sein*) keeps the pronoun. When
+  nothing decides, the pronoun is left unchanged and reported as a :class:`Skip`.
+
+``German(agreement=False)`` is the naive variant (Zmigrod et al.'s baseline): nouns and
+pronouns swap word for word, nothing that agrees with them is re-inflected, and *sie* /
+*ihr* are not disambiguated.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from cdsbias.cds.engine import Edit
+from cdsbias.cds.languages.base import Language, Skip
+from cdsbias.cds.languages.de_agreement import (
+    analyse_noun_phrase,
+    declension,
+    reinflect,
+    relative_edit,
+)
+from cdsbias.cds.languages.de_lexicon import (
+    ADJECTIVAL_STEMS,
+    CASES,
+    PREPOSITIONS,
+    NounForm,
+    adjective_ending,
+    load_german_lexicon,
+    word_set,
+)
+from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
+from cdsbias.cds.languages.de_tokens import Tokens, parse_article
+
+WORD = re.compile(r"[^\W\d_]+")
+_FAIR_MARKS = frozenset("*:_/")
+_ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
+TITLES = {"Herr": "Frau", "Herrn": "Frau"}
+_TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
+_SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
+_ADJECTIVAL_FORMS = {
+    stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
+}
+
+
+class German(GermanPronouns, Language):
+    """German gender counterfactuals with agreement (see the module docstring).
+
+    Args:
+        names: Whether first names are swapped.
+        agreement: False for the naive variant (no re-inflection, no disambiguation).
+    """
+
+    code = "de"
+    name = "German"
+    #: German-only third-person pronouns, for the registry's corpus-language check ("er"
+    #: is left out: it is the Danish "is").
+    marker_words = frozenset({"sie", "ihn", "ihm", "ihr", "ihre", "seine", "seinen", "seinem"})
+
+    def __init__(self, *, names: bool = True, agreement: bool = True) -> None:
+        super().__init__(names=names)
+        self.agreement = agreement
+        self.lexicon = load_german_lexicon(names)
+        # Per-instance cache: a corpus repeats its compounds.
+        self._compounds = functools.lru_cache(maxsize=1 << 16)(self._find_compound)
+        self._triggers = frozenset(
+            set(self.lexicon.noun_forms)
+            | set(self.lexicon.name_map)
+            | {name + "s" for name in self.lexicon.name_map if not name.endswith(("s", "x", "z"))}
+            | PRONOUNS
+            | {word.capitalize() for word in PRONOUNS}
+            | set(_ADJECTIVAL_FORMS)
+        )
+
+    def _split_compound(self, word: str) -> tuple[str, str] | None:
+        """(prefix, person noun) for a compound the lexicon lacks, longest head first."""
+        return self._compounds(word)
+
+    def _find_compound(self, word: str) -> tuple[str, str] | None:
+        heads = self.lexicon.heads
+        for cut in range(3, len(word) - 4):
+            head = heads.get(word[cut:])
+            if head is not None:
+                return word[:cut], head
+        return None
+
+    @property
+    def known_words(self) -> frozenset[str]:
+        return frozenset(
+            {form.lower() for form in self.lexicon.noun_forms}
+            | {name.lower() for name in self.lexicon.name_map}
+            | {form.lower() for form in _ADJECTIVAL_FORMS}
+            | PRONOUNS
+        )
+
+    def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
+        words = WORD.findall(text)
+        triggers = self._triggers
+        if not any(word in triggers for word in words) and not any(
+            len(word) >= 8 and word[0].isupper() and self._split_compound(word) for word in words
+        ):
+            return []  # most documents of a corpus: no offsets needed
+        tokens = Tokens(text, WORD)
+        planned: dict[int, Edit] = {}
+        refs: dict[int, str] = {}  # word -> mp / fp / pl: persons to refer back to
+        possessive_slots: dict[int, tuple[str, str, str]] = {}
+        surnames: set[int] = set()
+        for i, word in enumerate(tokens.words):
+            if i in planned or i in surnames:
+                continue
+            if word in triggers:
+                self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
+            elif len(word) >= 8 and word[0].isupper() and self._split_compound(word):
+                self._noun(tokens, i, planned, refs, possessive_slots)
+        for i, word in enumerate(tokens.words):
+            if i not in planned and word.lower() in PRONOUNS:
+                edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
+                if edit is not None:
+                    planned[i] = edit
+        return [planned[i] for i in sorted(planned)]
+
+    # Nouns, titles and names -------------------------------------------------------------
+
+    def _nominal(self, tokens, i, planned, refs, possessive_slots, surnames) -> None:
+        word = tokens.words[i]
+        text = tokens.text
+        start, end = tokens.starts[i], tokens.ends[i]
+        if text[end : end + 1] in _FAIR_MARKS or text[start - 1 : start] in _FAIR_MARKS:
+            return  # part of a gender-fair form: Ärzt*innen, Lehrer/innen
+        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
+        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
+        if word in ("Herr", "Herrn", "Frau") and title_next and not self._after_article(tokens, i):
+            if word == "Frau":
+                nominative = tokens.clause_start(i) or tokens.lower(i - 1) == "und"
+                replacement = "Herr" if nominative else "Herrn"
+            else:
+                replacement = TITLES[word]
+            planned[i] = tokens.edit(i, replacement, "title")
+            refs[i] = "mp" if word != "Frau" else "fp"
+            surnames.add(i + 1)
+            return
+        if word in _ADJECTIVAL_FORMS:
+            self._adjectival(tokens, i, planned, refs, possessive_slots)
+        elif word in self.lexicon.noun_forms:
+            self._noun(tokens, i, planned, refs, possessive_slots)
+        elif self.names:
+            self._name(tokens, i, planned, refs, surnames)
+
+    def _after_article(self, tokens: Tokens, i: int) -> bool:
+        return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
+
+    def _noun(self, tokens, i, planned, refs, possessive_slots) -> None:
+        previous = tokens.words[i - 1] if i > 0 else ""
+        if previous in self.lexicon.name_gender and tokens.adjacent(i):
+            return  # a surname: "Thomas Mann"
+        word = tokens.words[i]
+        prefix, head = "", word
+        if word not in self.lexicon.noun_forms:
+            prefix, head = self._split_compound(word)  # type: ignore[misc]
+        for reading in self.lexicon.noun_forms[head]:
+            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map)
+            if phrase is None:
+                continue
+            other = "f" if reading.gender == "m" else "m"
+            target = self.lexicon.pairs[reading.pair][other]
+            if prefix:
+                target = {
+                    slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
+                }
+            if not self.agreement:
+                form = target.get(phrase.slot[1:])
+                if form is not None:
+                    planned[i] = tokens.edit(i, form, "noun")
+                return
+            self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
+            return
+
+    def _apply_phrase(self, tokens, phrase, target, other, planned, refs, possessive_slots):
+        """Plans the edits that give ``phrase`` the noun ``target`` of gender ``other``."""
+        if not self.agreement:  # the naive variant: the noun alone
+            form = target.get(phrase.slot[1:])
+            if form is not None:
+                planned[phrase.noun] = tokens.edit(phrase.noun, form, "noun")
+            return
+        result = reinflect(tokens, phrase, target, other)
+        if result is None:
+            return
+        edits, slots = result
+        indexed = {tokens.index(edit.start): edit for edit in edits}
+        if any(index in planned for index in indexed) or any(k in planned for k in slots):
+            return  # an article or adjective another phrase already changed
+        planned.update(indexed)
+        possessive_slots.update(slots)
+        relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
+        if relative is not None and tokens.index(relative.start) not in planned:
+            planned[tokens.index(relative.start)] = relative
+        refs[phrase.noun] = "pl" if phrase.slot[1] == "pl" else phrase.reading.gender + "p"
+
+    def _adjectival(self, tokens, i, planned, refs, possessive_slots) -> None:
+        """A nominalised adjective (der Vorsitzende, einem Angestellten): its own ending
+        and its article give the gender; only a singular one is swapped."""
+        word = tokens.words[i]
+        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
+        if following[:1].isupper() and tokens.adjacent(i + 1):
+            return  # an adjective before its noun: "Bekannte Künstler"
+        stem = _ADJECTIVAL_FORMS[word]
+        names = self.lexicon.name_map
+        phrases = []
+        for gender in ("m", "f"):
+            reading = NounForm(-1, gender, _SINGULAR_SLOTS)
+            phrase = analyse_noun_phrase(tokens, i, reading, names, inflected=True)
+            if phrase is not None:
+                phrases.append(phrase)
+        if len(phrases) == 2 and phrases[0].article is None:
+            # Bare "Angestellter": masculine nominative, not a feminine dative.
+            phrases = [phrase for phrase in phrases if phrase.slot[2] == "nom"]
+        if len(phrases) != 1:
+            return  # plural, or the article cannot tell
+        if phrases[0].article is None and not word.endswith(("er", "em")):
+            return  # bare "Abgeordnete(n)" is mostly plural; "ist Angestellter" is not
+        phrase = phrases[0]
+        other = "f" if phrase.reading.gender == "m" else "m"
+        kind = declension(tokens, phrase)
+        target = {
+            (number, case): stem + adjective_ending(kind, (other, number, case))
+            for number, case in _SINGULAR_SLOTS
+        }
+        self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
+
+    def _name(self, tokens, i, planned, refs, surnames) -> None:
+        word = tokens.words[i]
+        names = self.lexicon.name_map
+        base, suffix = (word, "") if word in names else (word[:-1], "s")
+        if base not in names:
+            return
+        previous = tokens.words[i - 1] if i > 0 and tokens.adjacent(i) else ""
+        if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
+            return  # a surname or a second given name read as one: "Anna Peters"
+        name_class = self.lexicon.ambiguous_names.get(base, "")
+        if self._after_article(tokens, i) and "," not in tokens.gap(i - 1):
+            # ", der Maria behandelt" is a relative pronoun, not an article
+            return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
+        word_like = previous.lower() in PREPOSITIONS or (
+            previous.islower() and previous.endswith(_ADJECTIVE_ENDINGS)
+        )
+        if name_class and word_like:
+            return  # "in Achim", "seinem neuen Roman": a place or a noun, not a name
+        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
+        if name_class == "proper" and not (following[:1].isupper() and tokens.adjacent(i + 1)):
+            return
+        planned[i] = tokens.edit(i, names[base] + suffix, "name")
+        refs[i] = self.lexicon.name_gender[base] + "p"
+        if following[:1].isupper() and tokens.adjacent(i + 1):
+            surnames.add(i + 1)

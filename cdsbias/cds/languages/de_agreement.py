@@ -1,0 +1,361 @@
+"""German noun phrases: find what agrees with a person noun and re-inflect it.
+
+A noun phrase is ``[preposition] [article word] [adverb|adjective]* noun``, e.g.
+*mit dem sehr jungen Arzt*. Its (gender, number, case) slot is the intersection of what
+the noun form, the article word and each adjective ending allow (*dem* + *Arzt* -> masculine
+dative singular); when several remain, the preposition and the position in the clause
+decide (genitive after a noun or *wegen*, dative after *mit*, accusative after *für* or once
+the clause has a subject). An empty intersection means the word is not this person noun
+here (*die Heide* is the heath, not a heathen) and nothing is changed.
+
+The counterpart then takes the same number and case, the article word the counterpart's
+gender (*dem* -> *der*, *einen* -> *eine*, *zum* -> *zur*, *im* -> *in der*), and each
+adjective the ending of its declension (weak after *der*-words, mixed after *ein*-words,
+strong without an article: *einen jungen Arzt* -> *eine junge Ärztin*). A relative pronoun
+right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gender.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cdsbias.cds.engine import Edit
+from cdsbias.cds.languages.de_lexicon import (
+    ACC_PREPOSITIONS,
+    DAT_PREPOSITIONS,
+    DEGREE_ADVERBS,
+    GEN_PREPOSITIONS,
+    NOMINATIVE_PRONOUNS,
+    PLURAL_VERBS,
+    PREPOSITIONS,
+    SINGULAR_VERBS,
+    TWO_WAY_PREPOSITIONS,
+    NounForm,
+    adjective_ending,
+    word_set,
+)
+from cdsbias.cds.languages.de_tokens import (
+    CONTRACTIONS,
+    Slot,
+    Tokens,
+    article_form,
+    parse_article,
+)
+
+_ADJECTIVE_ENDINGS = ("en", "em", "er", "es", "e")
+# Lower-case words with an adjective ending that are not adjectives.
+NOT_ADJECTIVES = word_set(
+    """dessen deren denen derer wessen einige alle beide viele wenige andere sowie"""
+)
+PREDICATIVE = word_set("ist war wird wurde bin bist sei wäre als bleibt blieb")
+COORDINATORS = frozenset({"und", "oder", "sowie", "als", "wie"})
+# Verbs that take a dative object ("wir helfen den Kollegen" is plural dative).
+DATIVE_VERBS = re.compile(
+    r"gab|gaben|gibt|gebe|geben|gegeben|half|halfen|hilft|geholfen|gefiel|gefielen|brachte"
+    r"|(?:helf|dank|gedankt|gratulier|folg|gefolgt|gehör|vertrau|begegn|antwort|geantwort"
+    r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
+)
+_DECLENSION = {"def": "weak", "dies": "weak", "ein": "mixed"}
+# Unions used in the hot paths, built once.
+_DAT_OR_GEN = DAT_PREPOSITIONS | GEN_PREPOSITIONS
+_OPENERS = PREPOSITIONS | COORDINATORS
+_FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
+_RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
+_RELATIVE = {
+    "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
+    "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
+}
+
+
+@dataclass
+class NounPhrase:
+    """A person noun with what agrees with it, and its resolved slot."""
+
+    noun: int
+    article: int | None
+    adjectives: list[int]
+    slot: Slot
+    reading: NounForm
+
+    @property
+    def start(self) -> int:
+        return self.article if self.article is not None else min([*self.adjectives, self.noun])
+
+
+def has_subject_before(tokens: Tokens, i: int, names: dict[str, str]) -> bool:
+    """Whether the clause before word ``i`` already has a nominative subject."""
+    if tokens.clause_start(i):
+        return False
+    j = i - 1
+    while j >= 0:
+        word = tokens.words[j]
+        lower = word.lower()
+        if lower in NOMINATIVE_PRONOUNS or (lower == "sie" and j != i) or word in names:
+            return True
+        parsed = parse_article(lower)
+        if parsed and any(slot[2] == "nom" for slot in parsed[2]) and lower != "der":
+            return True
+        if lower == "der" and tokens.lower(j - 1) not in _DAT_OR_GEN:
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
+def _preposition(tokens: Tokens, start: int) -> str:
+    """The preposition governing a phrase that starts at word ``start`` ('' if none)."""
+    if start > 0 and tokens.adjacent(start):
+        word = tokens.lower(start - 1)
+        if word in PREPOSITIONS:
+            return word
+    return ""
+
+
+def analyse_noun_phrase(
+    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str], *, inflected: bool = False
+) -> NounPhrase | None:
+    """The phrase around person noun ``i`` read as ``reading``; None if nothing fits.
+
+    ``inflected``: the noun is a nominalised adjective (*der Vorsitzende*, *ein
+    Angestellter*) whose own ending must fit the slot like an adjective's.
+    """
+    article = None
+    adjectives: list[int] = []
+    j = i - 1
+    while j >= 0 and tokens.gap(j + 1) == "-":
+        j -= 1  # "der Kfz-Mechaniker": the phrase starts before the hyphenated compound
+    while j >= 0 and tokens.adjacent(j + 1):
+        word = tokens.words[j]
+        if not word.islower():
+            # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
+            if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
+                break
+            word = word.lower()
+        parsed = parse_article(word)
+        if parsed is not None:
+            article = j
+            break
+        if word in DEGREE_ADVERBS:
+            j -= 1
+            continue
+        if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
+            adjectives.append(j)
+            j -= 1
+            continue
+        break
+    # Without an article an adjective chain must open its phrase: after a preposition,
+    # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
+    # Kollegen").
+    opens_phrase = j < 0 or tokens.clause_start(j + 1)
+    if article is None and not opens_phrase and tokens.lower(j) not in _OPENERS:
+        adjectives = []
+    slots = set(reading.phrase_slots)
+    declension = "strong"
+    contracted = False
+    if article is not None:
+        kind, stem, article_slots = parse_article(tokens.lower(article))  # type: ignore[misc]
+        slots &= article_slots
+        declension = _DECLENSION[kind]
+        contracted = kind == "def" and bool(stem)
+    for adjective in [*adjectives, i] if inflected else adjectives:
+        word = tokens.words[adjective]
+        slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
+    start = article if article is not None else (adjectives[-1] if adjectives else i)
+    following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
+    can_be_subject = any(slot[2] == "nom" for slot in slots)
+    if can_be_subject and tokens.clause_start(start) and following in _FINITE_VERBS:
+        # A clause-initial phrase before the finite verb that can be nominative is its
+        # subject, in the verb's number ("Die Feuerleiter ist lang" is no plural of
+        # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
+        number = "sg" if following in SINGULAR_VERBS else "pl"
+        slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
+    if not slots:
+        return None
+    preposition = "" if contracted else _preposition(tokens, start)
+    if contracted:
+        preposition = CONTRACTIONS[tokens.lower(article)][0]  # type: ignore[arg-type]
+    numbers = {slot[1] for slot in slots}
+    if article is None and len(numbers) == 2:
+        # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
+        # other bare form that can be plural is plural ("Lehrer verdienen wenig").
+        predicative = _copula_before(tokens, start)
+        slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
+    slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
+    return NounPhrase(i, article, adjectives, slot, reading)
+
+
+def _choose_slot(
+    tokens: Tokens,
+    start: int,
+    slots: set[Slot],
+    preposition: str,
+    names: dict[str, str],
+    *,
+    bare: bool,
+) -> Slot:
+    """Picks one slot when the forms leave several, from the preposition and the clause."""
+    if len(slots) == 1:
+        return next(iter(slots))
+
+    def pick(*cases: str) -> Slot | None:
+        for case in cases:
+            for slot in sorted(slots, key=lambda slot: slot[1] == "pl"):
+                if slot[2] == case:
+                    return slot
+        return None
+
+    if preposition in GEN_PREPOSITIONS:
+        chosen = pick("gen", "dat")
+    elif preposition in DAT_PREPOSITIONS:
+        # "mit den Kollegen": after a dative preposition "den" is plural.
+        chosen = pick("dat")
+        plural = [slot for slot in slots if slot[2] == "dat" and slot[1] == "pl"]
+        if plural and not any(s[2] == "dat" and s[1] == "sg" for s in slots):
+            chosen = plural[0]
+    elif preposition in ACC_PREPOSITIONS:
+        chosen = pick("acc")
+    elif preposition in TWO_WAY_PREPOSITIONS:
+        chosen = pick("dat", "acc")
+    else:
+        previous = tokens.words[start - 1] if start > 0 else ""
+        after_noun = (
+            start > 0
+            and previous[:1].isupper()
+            and tokens.adjacent(start)
+            and previous not in names
+        )
+        subject_start = start
+        if tokens.lower(start - 1) in COORDINATORS and start > 1 and tokens.adjacent(start - 1):
+            # "der König und seine Tochter": the second conjunct has the first one's case.
+            subject_start = _phrase_start(tokens, start - 2)
+        if _dative_verb_before(tokens, start):
+            chosen = pick("dat", "acc", "nom", "gen")
+        elif after_noun and not bare:
+            # "das Auto des Arztes"; a bare noun after a noun is no genitive ("seit zehn
+            # Jahren Lehrerin").
+            chosen = pick("gen", "dat", "nom", "acc")
+        elif has_subject_before(tokens, subject_start, names):
+            chosen = pick("acc", "dat", "nom", "gen")
+        else:
+            chosen = pick("nom", "dat", "acc", "gen")
+    return chosen or sorted(slots)[0]
+
+
+def _phrase_start(tokens: Tokens, j: int) -> int:
+    """The first word of the phrase ending at word ``j`` (its article, if near)."""
+    for k in range(j, max(-1, j - 4), -1):
+        if parse_article(tokens.lower(k)) is not None:
+            return k
+        if not tokens.adjacent(k):
+            break
+    return j
+
+
+def _copula_before(tokens: Tokens, start: int) -> bool:
+    """A copula or "als" earlier in the clause ("ist seit Jahren Lehrer")."""
+    j = start - 1
+    while j >= 0:
+        if tokens.lower(j) in PREDICATIVE:
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
+def _dative_verb_before(tokens: Tokens, start: int) -> bool:
+    j = start - 1
+    while j >= 0:
+        if DATIVE_VERBS.fullmatch(tokens.lower(j)):
+            return True
+        if tokens.clause_start(j):
+            return False
+        j -= 1
+    return False
+
+
+def declension(tokens: Tokens, phrase: NounPhrase) -> str:
+    """weak / mixed / strong: the adjective declension after the phrase's article."""
+    if phrase.article is None:
+        return "strong"
+    return _DECLENSION[parse_article(tokens.lower(phrase.article))[0]]  # type: ignore[index]
+
+
+def reinflect(
+    tokens: Tokens, phrase: NounPhrase, target: dict[tuple[str, str], str], gender: str
+) -> tuple[list[Edit], dict[int, Slot]] | None:
+    """Edits that give ``phrase`` the noun of ``gender`` (forms ``target``).
+
+    Returns:
+        The noun, adjective and (non-possessive) article edits, and for a possessive
+        article word the new slot (its stem is the pronoun rules' business). None if the
+        counterpart has no form for the slot.
+    """
+    _, number, case = phrase.slot
+    form = target.get((number, case))
+    if form is None:
+        return None
+    new_slot: Slot = (gender if number == "sg" else "x", number, case)
+    edits = [tokens.edit(phrase.noun, form, "noun")]
+    if number == "pl":
+        return edits, {}
+    possessive_slots: dict[int, Slot] = {}
+    declension = "strong"
+    if phrase.article is not None:
+        word = tokens.words[phrase.article]
+        kind, stem, _ = parse_article(word.lower())  # type: ignore[misc]
+        declension = "mixed" if kind == "ein" else "weak"
+        if kind == "ein" and stem in ("sein", "ihr"):
+            possessive_slots[phrase.article] = new_slot
+        else:
+            new = article_form(kind, stem, new_slot, contracted=kind == "def" and bool(stem))
+            if new != word.lower():
+                edits.append(tokens.edit(phrase.article, new, "determiner"))
+    old_ending = adjective_ending(declension, phrase.slot)
+    new_ending = adjective_ending(declension, new_slot)
+    if old_ending != new_ending:
+        for adjective in phrase.adjectives:
+            word = tokens.words[adjective]
+            edits.append(
+                tokens.edit(
+                    adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
+                )
+            )
+    return edits, possessive_slots
+
+
+def relative_edit(
+    tokens: Tokens, phrase: NounPhrase, gender: str, names: dict[str, str]
+) -> Edit | None:
+    """Re-inflects a relative pronoun right after a singular phrase (", der" -> ", die")."""
+    if phrase.slot[1] != "sg":
+        return None
+    j = phrase.noun + 1
+    if j >= len(tokens.words) or tokens.gap(j).strip() != ",":
+        return None
+    preposition = ""
+    if tokens.lower(j) in _RELATIVE_PREPOSITIONS:
+        preposition = tokens.lower(j)
+        j += 1
+    word = tokens.lower(j)
+    old = phrase.reading.gender
+    cases = [case for case, form in _RELATIVE[old].items() if form == word]
+    if not cases or j >= len(tokens.words) or not tokens.words[j].islower():
+        return None
+    after = tokens.words[j + 1] if j + 1 < len(tokens.words) else ""
+    apposition = word not in ("dessen", "deren") and after not in names
+    if apposition and after[:1].isupper() and tokens.adjacent(j + 1):
+        # An apposition's article ("der Arzt, der Lehrer"), not a relative; the genitive
+        # relatives stand before their noun ("dessen Sohn").
+        return None
+    case = cases[0]
+    if len(cases) > 1:  # feminine "die": accusative if a subject follows
+        follower = tokens.lower(j + 1)
+        subject_follows = follower in NOMINATIVE_PRONOUNS or follower in ("sie", "der", "die")
+        case = "acc" if preposition in ACC_PREPOSITIONS or subject_follows else "nom"
+    if preposition in DAT_PREPOSITIONS:
+        case = "dat"
+    new = _RELATIVE[gender][case]
+    return tokens.edit(j, new, "relative") if new != word else None

@@ -1,0 +1,262 @@
+"""German CDS (cdsbias.cds.languages.de): gold-set accuracy, offsets, skips, round trips.
+
+The gold sets (tests/assets/cds/gold_de.tsv, written while developing the rules, and
+gold_de_heldout.tsv, written after) are hand-written ``phenomenon<TAB>source<TAB>expected``
+rows. Scores: sentence exact match (a name counts as right when a given name of the same
+gender as the expected one stands there) and changed-word accuracy (over the words that
+should change or did change, the share that ends up as expected).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from cdsbias.cds.engine import apply_edits
+from cdsbias.cds.languages.base import Skip
+from cdsbias.cds.languages.de import WORD, German
+from cdsbias.cds.languages.de_lexicon import _read_person_nouns, load_german_lexicon, word_set
+from cdsbias.errors import CdsbiasError
+
+ASSETS = Path(__file__).parent / "assets" / "cds"
+
+
+def read_gold(name: str) -> list[tuple[str, str, str]]:
+    rows = []
+    for line in (ASSETS / name).read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith(("#", "phenomenon\t")):
+            phenomenon, source, expected = line.split("\t")
+            rows.append((phenomenon, source, expected))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def german() -> German:
+    return German()
+
+
+def score(language: German, rows) -> dict[str, tuple[int, int, int, int]]:
+    """Per phenomenon: (exact sentences, sentences, right words, words to judge)."""
+    genders = language.lexicon.name_gender
+
+    def name_gender(word: str) -> str | None:
+        if word in genders:
+            return genders[word]
+        return genders[word[:-1]] + "s" if word[:-1] in genders else None
+
+    def same(output: str, expected: str) -> bool:
+        return output == expected or (
+            name_gender(expected) is not None and name_gender(output) == name_gender(expected)
+        )
+
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for phenomenon, source, expected in rows:
+        output = apply_edits(source, language.edits(source))
+        src, exp, out = WORD.findall(source), WORD.findall(expected), WORD.findall(output)
+        assert len(src) == len(exp), f"gold row changes the word count: {source}"
+        exact = (
+            len(out) == len(exp)
+            and WORD.sub("", output) == WORD.sub("", expected)
+            and all(same(o, e) for o, e in zip(out, exp))
+        )
+        judged = [
+            k for k in range(len(exp)) if src[k] != exp[k] or k >= len(out) or out[k] != exp[k]
+        ]
+        right = sum(1 for k in judged if k < len(out) and same(out[k], exp[k]))
+        counts = totals[phenomenon]
+        counts[0] += exact
+        counts[1] += 1
+        counts[2] += right
+        counts[3] += len(judged)
+    return {phenomenon: tuple(counts) for phenomenon, counts in totals.items()}
+
+
+def overall(scores) -> tuple[int, int, int, int]:
+    return tuple(sum(counts[i] for counts in scores.values()) for i in range(4))
+
+
+def test_gold_set_accuracy_per_phenomenon(german):
+    scores = score(german, read_gold("gold_de.tsv"))
+    assert scores == {
+        "pronoun": (12, 12, 21, 21),
+        "possessive": (11, 11, 32, 32),
+        "sie_ihr_context": (12, 12, 17, 17),
+        "noun_case": (18, 18, 41, 41),
+        "relative": (6, 6, 20, 20),
+        "irregular": (8, 8, 30, 30),
+        "adjectival": (5, 5, 7, 7),
+        "name": (4, 4, 5, 5),
+        "title": (2, 2, 5, 5),
+        "unresolved": (2, 2, 0, 0),
+        "unchanged": (14, 14, 0, 0),
+    }
+    exact, sentences, _, _ = overall(scores)
+    assert sentences >= 60 and scores["unchanged"][1] >= 10
+    assert exact / sentences >= 0.90
+
+
+def test_held_out_gold_set_accuracy(german):
+    scores = score(german, read_gold("gold_de_heldout.tsv"))
+    assert overall(scores) == (40, 40, 76, 76)
+    assert scores["unchanged"] == (5, 5, 0, 0)
+
+
+def test_naive_variant_is_much_worse(german):
+    """Word-for-word swapping without agreement (Zmigrod et al.'s baseline): what
+    re-inflecting articles, adjectives, relatives and resolving sie/ihr buys."""
+    naive = German(agreement=False)
+    scores = score(naive, read_gold("gold_de.tsv"))
+    assert overall(scores) == (33, 94, 107, 191)
+    assert scores["relative"][0] == 0 and scores["irregular"][0] == 0
+    assert overall(score(naive, read_gold("gold_de_heldout.tsv"))) == (16, 40, 48, 80)
+
+
+@pytest.mark.parametrize("name", ["gold_de.tsv", "gold_de_heldout.tsv"])
+def test_unchanged_rows_have_no_edits(german, name):
+    for phenomenon, source, _ in read_gold(name):
+        if phenomenon == "unchanged":
+            assert german.edits(source) == [], source
+
+
+@pytest.mark.parametrize("name", ["gold_de.tsv", "gold_de_heldout.tsv"])
+def test_edit_offsets_point_at_the_original(german, name):
+    for _, source, _ in read_gold(name):
+        edits = german.edits(source)
+        for edit in edits:
+            assert source[edit.start : edit.end] == edit.original
+        for first, second in itertools.pairwise(edits):
+            assert first.end <= second.start
+
+
+def test_round_trip_where_the_swap_is_an_involution(german):
+    """Substituting twice gives the text back, except where the first pass creates an
+    ambiguity the second cannot resolve (listed)."""
+    not_involutions = {
+        # ihn/him -> sie, and an object "sie" without context is her/them: left alone.
+        "Ich habe ihn gestern gesehen.",
+        "Ohne ihn wäre das Projekt gescheitert.",
+        "Wir haben ihn zum Essen eingeladen.",
+        # sein- without a referent is swapped (his), ihr- without one is left alone
+        # (her/their/Your): the way back stops.
+        "Das ist das Auto seines Nachbarn.",
+        "Sein Vater und seine Schwester wohnen in Hamburg.",
+        "Sein Onkel besucht seine Nichte.",
+        "Mit seiner Erfahrung gewann er das Turnier.",
+        # A bare "Angestellte" may be plural and is left alone; "Angestellter" is not.
+        "Er arbeitet seit Jahren als Angestellter.",
+    }
+    rows = read_gold("gold_de.tsv") + read_gold("gold_de_heldout.tsv")
+    failed = set()
+    for _, source, _ in rows:
+        once = apply_edits(source, german.edits(source))
+        if apply_edits(once, german.edits(once)) != source:
+            failed.add(source)
+    assert failed == not_involutions
+    assert len(rows) - len(failed) == 126
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Ich habe sie gestern angerufen.", "ambiguous sie"),
+        ("Ihre Antwort kam schnell.", "ambiguous ihr"),
+    ],
+)
+def test_unresolved_sie_and_ihr_are_left_alone_and_reported(german, text, reason):
+    skipped: list[Skip] = []
+    assert german.edits(text, skipped=skipped) == []
+    (skip,) = skipped
+    assert skip.reason == reason
+    assert text[skip.start : skip.end] == skip.original
+
+
+def test_agreement_examples(german):
+    def swap(text: str) -> str:
+        return apply_edits(text, german.edits(text))
+
+    assert swap("Ich habe mit dem jungen Arzt gesprochen.") == (
+        "Ich habe mit der jungen Ärztin gesprochen."
+    )
+    assert swap("Er ging zum Bäcker.") == "Sie ging zur Bäckerin."
+    assert swap("Die Ärztin gab dem Mann, dessen Sohn krank war, ein Rezept.") == (
+        "Der Arzt gab der Frau, deren Tochter krank war, ein Rezept."
+    )
+    # Formal Sie and plural sie stay; so does sie for a thing.
+    assert swap("Sie sind sehr freundlich, Herr Müller.") == (
+        "Sie sind sehr freundlich, Frau Müller."
+    )
+    assert swap("Das Kind spielt mit seinem Ball.") == "Das Kind spielt mit seinem Ball."
+    # Original casing: sentence-initial article, all-caps word.
+    assert swap("DER Arzt kommt.") == "DIE Ärztin kommt."
+
+
+def test_names_swap_with_the_genitive_and_not_after_an_article(german):
+    edits = german.edits("Stefans Auto steht bei Peter.")
+    assert [(e.original, e.kind) for e in edits] == [("Stefans", "name"), ("Peter", "name")]
+    assert edits[0].replacement.endswith("s")
+    assert german.edits("Der Wolf heult.") == []
+
+
+def test_without_names_no_name_is_swapped():
+    assert German(names=False).edits("Peter wohnt in Berlin.") == []
+
+
+def test_lexicon_counts_and_never_touch_words():
+    lexicon = load_german_lexicon()
+    assert len(lexicon.pairs) == 4548
+    for word in ("Person", "Mitglied", "Kind", "Mannschaft", "Studierende", "ÄrztInnen"):
+        assert word not in lexicon.noun_forms
+    assert lexicon.pairs[lexicon.noun_forms["Arztes"][0].pair]["f"][("sg", "gen")] == "Ärztin"
+    assert "ärztinnen" in German().known_words
+
+
+def test_name_files_for_german_and_danish():
+    from cdsbias.cds.wordlists import load_ambiguous_names, load_name_pairs, resource_path
+
+    german_names = load_name_pairs(resource_path("de/name_pairs.tsv"))
+    danish_names = load_name_pairs(resource_path("da/name_pairs.tsv"))
+    assert len(german_names) == 2 * 1236 and len(danish_names) == 2 * 475
+    assert german_names["Peter"] == "Maria" and danish_names["Erik"] == "Marie"
+    assert load_ambiguous_names(resource_path("da/ambiguous_given_names.tsv"))["Hans"] == "word"
+
+
+def test_malformed_or_non_utf8_lexicon_is_one_readable_error(tmp_path):
+    short = tmp_path / "short.tsv"
+    short.write_text("Arzt\tArztes\n", encoding="utf-8")
+    with pytest.raises(CdsbiasError, match=r"short.tsv:1: expected 16 forms"):
+        _read_person_nouns(short)
+    latin1 = tmp_path / "latin1.tsv"
+    latin1.write_bytes("Ärzt\n".encode("latin-1"))
+    with pytest.raises(CdsbiasError, match="cannot be read"):
+        _read_person_nouns(latin1)
+
+
+def test_random_word_salad_never_breaks_the_edit_contract(german):
+    """Seeded random texts from the words the rules look at, punctuation and casing
+    variants: no exception, offsets point at the original, edits sorted and disjoint."""
+    import random
+
+    vocabulary = word_set(
+        "der die das den dem des ein eine einen einem einer sein seine seinem seiner ihr "
+        "ihre ihrem ihren ihrer Sie sie er ihn ihm Arzt Ärztin Ärzte Ärztinnen Kollegen "
+        "Kollegin Mann Frau Herr Herrn Peter Maria Hans Wolf zum zur im mit für ist sind "
+        "hat haben ging gingen junge jungen junger sehr dass weil und , . ! ? - * : / "
+        "Busmechaniker Kfz Lehrer Lehrerin dessen deren Stefans ARZT DER"
+    )
+    generator = random.Random(0)
+    for _ in range(2000):
+        text = ""
+        for word in generator.choices(sorted(vocabulary), k=generator.randint(0, 14)):
+            glue = "" if word in ",.!?-*:/" or generator.random() < 0.1 else " "
+            text += glue + word
+        skipped: list[Skip] = []
+        edits = german.edits(text, skipped=skipped)
+        for edit in edits:
+            assert text[edit.start : edit.end] == edit.original
+        for first, second in itertools.pairwise(edits):
+            assert first.end <= second.start
+        for skip in skipped:
+            assert text[skip.start : skip.end] == skip.original
