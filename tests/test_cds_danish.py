@@ -177,11 +177,11 @@ def test_cli_non_utf8_danish_corpus_is_one_line(tmp_path, capsys):
 
 
 def test_model_card_names_the_language_and_its_swaps():
-    from cdsbias.runs.publish import _method_text
+    from cdsbias.cds.treatment import CorpusTreatment
 
-    english = _method_text({"cds_mode": "cda"}, "GAP")
+    english = CorpusTreatment({"cds_mode": "cda"}).card_text("GAP")
     assert english.endswith("plus a copy in which gendered words and first names were swapped "
                             "(he↔she, his↔her, John↔Mary, ...)")  # fmt: skip
-    danish = _method_text({"cds_mode": "cds", "cds_language": "da", "cds_names": False}, "X")
+    danish = CorpusTreatment({"cds_mode": "cds", "cds_language": "da", "cds_names": False})
     assert "gendered words were swapped (han↔hun, hans↔hendes, kongen↔dronningen, ...) " \
-        "with the Danish rules" in danish  # fmt: skip
+        "with the Danish rules" in danish.card_text("X")  # fmt: skip
