@@ -80,7 +80,7 @@ def test_worked_method_example_adds_its_term_by_hand(example_method, base):
     vocab = tokenizer.get_vocab()
     words = sys.modules["cdsbias.methods.equalizing_loss"].PAIRS
     pairs = [(vocab[m], vocab[f]) for m, f in words if m in vocab and f in vocab]
-    assert len(pairs) >= 2
+    assert pairs
     gaps = [abs(log_probs[r, c, m] - log_probs[r, c, f]) for r, c in ((0, 1), (1, 2))
             for m, f in pairs]  # fmt: skip
     assert term.item() == pytest.approx(0.5 * float(sum(gaps)) / len(gaps), rel=1e-6)
