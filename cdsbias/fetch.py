@@ -16,6 +16,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,7 +80,7 @@ class DatasetSpec:
 
 # Checksums were computed from the files in shared/data and agree with the prefixes listed in
 # each folder's SOURCE.md; commits are the snapshot commits named there.
-DATASETS: dict[str, DatasetSpec] = {
+_BUILT_IN: dict[str, DatasetSpec] = {
     "gap": DatasetSpec(
         name="gap",
         folder="gap-coreference",
@@ -310,6 +311,75 @@ DATASETS: dict[str, DatasetSpec] = {
         ),
     ),
 }
+
+
+#: Modules whose import declares the dataset specs they own (:func:`register_dataset`): a
+#: benchmark's data spec lives with the benchmark, the training corpus's with the corpus
+#: code. A package is asked to ``load_all()`` its modules.
+SPEC_OWNERS = ("cdsbias.benchmarks",)
+
+
+def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+    """Adds ``spec`` to :data:`DATASETS` (the owner module calls this at import).
+
+    Raises:
+        ValueError: Another spec is registered under the same name.
+    """
+    if DATASETS.specs.get(spec.name, spec) != spec:
+        raise ValueError(f"Dataset name '{spec.name}' is registered twice.")
+    DATASETS.specs[spec.name] = spec
+    return spec
+
+
+class DatasetRegistry(MutableMapping[str, DatasetSpec]):
+    """``{name: spec}`` of every dataset, complete on first read: reading imports the
+    owners (:data:`SPEC_OWNERS`), whose import registers their specs."""
+
+    def __init__(self, specs: dict[str, DatasetSpec]) -> None:
+        self.specs = specs
+        self._loaded = False
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True  # before importing: an owner may read the registry
+            try:
+                load_specs()
+            except BaseException:
+                self._loaded = False
+                raise
+
+    def __getitem__(self, name: str) -> DatasetSpec:
+        if name not in self.specs:
+            self._load()
+        return self.specs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self.specs)
+
+    def __setitem__(self, name: str, spec: DatasetSpec) -> None:
+        self.specs[name] = spec
+
+    def __delitem__(self, name: str) -> None:
+        del self.specs[name]
+
+
+#: Every dataset by name.
+DATASETS = DatasetRegistry(dict(_BUILT_IN))
+
+
+def load_specs() -> None:
+    """Imports every owner of a dataset spec, so that :data:`DATASETS` is complete."""
+    import importlib
+
+    for owner in SPEC_OWNERS:
+        module = importlib.import_module(owner)
+        if hasattr(module, "load_all"):
+            module.load_all()
 
 
 def default_data_dir() -> Path:

@@ -32,6 +32,7 @@ def test_registry_covers_every_dataset_with_full_checksums():
         "crows_pairs",
         "stereoset",
         "genda_lens",
+        "seat",
     }
     for spec in fetch.DATASETS.values():
         assert len(spec.commit) == 40 and spec.files
