@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
@@ -60,6 +61,16 @@ DIRECTIONS = ("stereo", "antistereo")
 SCORINGS = ("nangia", "bias_bench")
 #: bias-bench's spelling of the race type.
 BIAS_ALIASES = {"race": "race-color"}
+#: Values published for bert-base-uncased (Meade et al. 2022; the bias-bench leaderboard's
+#: BERT CrowS-Pairs gender score), on the gender pairs with bias-bench's scoring.
+_MEADE = "Meade et al. 2022 (ACL); bias-bench leaderboard, BERT gender"
+_BIAS_BENCH = "bias-bench scoring (mean log-probability of the modified tokens), gender pairs"
+PUBLISHED = (
+    PublishedValue("bert-base-uncased", "metric_score_gender", 57.25, _MEADE, _BIAS_BENCH,
+                   scope={"bias_type": None}, options={"scoring": "bias_bench"}),
+    PublishedValue("bert-base-uncased", "metric_score", 57.25, _MEADE, _BIAS_BENCH,
+                   scope={"bias_type": "gender"}, options={"scoring": "bias_bench"}),
+)  # fmt: skip
 
 
 def read_crows_csv(path: str | Path) -> pd.DataFrame:
@@ -252,6 +263,7 @@ class CrowsPairs(Benchmark):
     curve_title = "% pairs preferring the stereotype (Wilson 95% CI)"
     curve_ylabel = "metric score (%; 50 = unbiased)"
     hub_dataset = ("nyu-mll/crows_pairs", "CrowS-Pairs")
+    published = PUBLISHED
     citation = (
         "Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs: A "
         "Challenge Dataset for Measuring Social Biases in Masked Language Models. EMNLP 2020."

@@ -37,8 +37,16 @@ import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.published import published_notes
 from cdsbias.benchmarks.results import BenchmarkResult, Snapshot, format_value
-from cdsbias.benchmarks.seat_data import GENDER_TESTS, SETS, TEST_NAMES, folder_tests, read_test
+from cdsbias.benchmarks.seat_data import (
+    GENDER_TESTS,
+    PUBLISHED,
+    SETS,
+    TEST_NAMES,
+    folder_tests,
+    read_test,
+)
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.embeddings import encode_sentences
@@ -113,6 +121,14 @@ class Seat(Benchmark):
         "May, C., Wang, A., Bordia, S., Bowman, S. R., & Rudinger, R. (2019). On Measuring "
         "Social Biases in Sentence Encoders. NAACL 2019."
     )
+
+    published = PUBLISHED
+
+    def published_notes(self, model_id: str | None, metrics: Any) -> list[str]:
+        """As :meth:`Benchmark.published_notes`, with ``tests`` as run (the default six)."""
+        options = {**self.option_values(), "tests": self.test_names}
+        own = self.data_file is not None
+        return published_notes(self.published, model_id, metrics, options, own_data=own)
 
     @property
     def test_names(self) -> list[str]:

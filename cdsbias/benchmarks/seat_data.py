@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.errors import CdsbiasError
 from cdsbias.fetch import DataFile, DatasetSpec, register_dataset
 
@@ -135,6 +136,22 @@ DATASET = register_dataset(
         commit="e3559fb669ca4832743b42fee715994c15c7f1af",
         files=tuple(DataFile(f"{name}.jsonl", f"tests/{name}.jsonl", sha) for name, sha in _FILES),
     )
+)
+
+#: Published values (see :mod:`cdsbias.benchmarks.published`): Meade et al. 2022 report
+#: bert-base-uncased's average |d| over the six gender tests. (The bias-bench leaderboard's
+#: SEAT column, 0.590, averages the gender, race and religion tests: another scope.)
+PUBLISHED = (
+    PublishedValue(
+        "bert-base-uncased",
+        "avg_abs_effect_size",
+        0.620,
+        "Meade et al. 2022 (ACL), BERT gender SEAT",
+        "bias-bench: the six gender tests, last layer mean over all tokens, L2-normalised",
+        scope={"tests": list(GENDER_TESTS)},
+        options={"pooling": "mean", "layer": -1},
+        decimals=3,
+    ),
 )
 
 #: Every test of the pinned folder, by name.
