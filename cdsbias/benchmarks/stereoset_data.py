@@ -155,9 +155,12 @@ _MEADE = "Meade et al. 2022 (ACL), BERT gender results"
 #: bias-bench leaderboard's BERT gender SS; LMS and ICAT satisfy ICAT = LMS*min(SS,100-SS)/50.
 PUBLISHED = (
     PublishedValue("bert-base-uncased", "ss_gender", 60.28, _MEADE + "; bias-bench leaderboard",
-                   "bias-bench scoring, gender clusters", data_note=_TEST_SET),
+                   "bias-bench scoring, gender clusters", options={"scoring": "bias_bench"},
+                   data_note=_TEST_SET),
     PublishedValue("bert-base-uncased", "lms_gender", 84.17, _MEADE,
-                   "bias-bench scoring, gender clusters", data_note=_TEST_SET),
+                   "bias-bench scoring, gender clusters", options={"scoring": "bias_bench"},
+                   data_note=_TEST_SET),
     PublishedValue("bert-base-uncased", "icat_gender", 66.86, _MEADE,
-                   "bias-bench scoring, gender clusters", data_note=_TEST_SET),
+                   "bias-bench scoring, gender clusters", options={"scoring": "bias_bench"},
+                   data_note=_TEST_SET),
 )  # fmt: skip
