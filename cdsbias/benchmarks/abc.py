@@ -58,6 +58,7 @@ from cdsbias.benchmarks.abc_data import (
     read_abc_file,
 )
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.genda_lens_data import DATASET as GENDA_LENS
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
@@ -117,7 +118,7 @@ class ABC(Benchmark):
     """The Danish ABC language-modelling task as in GenDa Lens (see the module docstring)."""
 
     name = "abc"
-    dataset = "genda_lens"
+    dataset = GENDA_LENS.name
     description = (
         "ABC (Danish, GenDa Lens): anti-reflexive hans/hendes vs reflexive sin/sit, "
         "effect log2(median rel. female / median rel. male), split by occupation gender"

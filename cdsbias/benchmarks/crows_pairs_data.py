@@ -10,6 +10,26 @@ import pandas as pd
 
 from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.errors import CdsbiasError
+from cdsbias.fetch import DataFile, DatasetSpec, register_dataset
+
+#: CrowS-Pairs (Nangia et al. 2020): one upstream commit, one sha256 per file (computed from
+#: the files in shared/data). ``cdsbias data fetch crows_pairs``.
+DATASET = register_dataset(
+    DatasetSpec(
+        name="crows_pairs",
+        folder="crows-pairs",
+        licence="CC-BY-SA-4.0",
+        repository="nyu-mll/crows-pairs",
+        commit="8aaac11c485473159ec9328a65253a5be9a479dc",
+        files=(
+            DataFile(
+                "crows_pairs_anonymized.csv",
+                "data/crows_pairs_anonymized.csv",
+                "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c",
+            ),
+        ),
+    )
+)
 
 FILE = "crows_pairs_anonymized.csv"
 REQUIRED = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")

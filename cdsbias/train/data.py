@@ -22,15 +22,11 @@ from cdsbias.train.corpus_keys import (
     is_local_dataset,
     open_corpus,
 )
+from cdsbias.train.gap_data import DATASET as GAP
+from cdsbias.train.gap_data import GAP_FILES
 from cdsbias.train.units import split_sentences, tokenize_units
 
 __all__ = ["build_training_data", "load_documents", "split_sentences"]
-
-GAP_FILES = {
-    "development": "gap-development.tsv",
-    "test": "gap-test.tsv",
-    "validation": "gap-validation.tsv",
-}
 
 
 def gap_paths(data: DataConfig) -> list[Path]:
@@ -42,7 +38,7 @@ def gap_paths(data: DataConfig) -> list[Path]:
         if split not in GAP_FILES:
             raise CdsbiasError(f"Unknown GAP split '{split}'; available: {', '.join(GAP_FILES)}.")
         paths.append(
-            resolve("gap", GAP_FILES[split], Path(data.data_dir) if data.data_dir else None)
+            resolve(GAP.name, GAP_FILES[split], Path(data.data_dir) if data.data_dir else None)
         )
     return paths
 
