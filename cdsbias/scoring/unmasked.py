@@ -84,8 +84,11 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
                     output_attentions=attention,
                 )
                 scorer.sequences_run += len(batch)
-                log_probs = torch.log_softmax(output.logits.float(), dim=-1)
-                token = log_probs.gather(2, input_ids.to(log_probs.device).unsqueeze(-1))[..., 0]
+                logits = output.logits.float()
+                # ln softmax at the token itself: its logit minus the log-normaliser, without
+                # writing a second [batch, length, vocab] tensor.
+                ids = input_ids.to(logits.device).unsqueeze(-1)
+                token = logits.gather(2, ids)[..., 0] - torch.logsumexp(logits, dim=-1)
                 token = token.double().cpu()
                 received = _received_attention(output, model) if attention else None
                 for row, index in enumerate(batch):
