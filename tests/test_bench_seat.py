@@ -228,3 +228,29 @@ def test_the_callback_scores_seat_at_step_zero_and_a_checkpoint(tmp_path, becpro
         assert math.isfinite(metrics["avg_abs_effect_size"])
         assert (out / "bias" / f"step-{point['step']}" / "seat" / "rows.tsv").is_file()
     assert points[0]["benchmarks"]["seat"]["metrics"] != points[1]["benchmarks"]["seat"]["metrics"]
+
+
+def test_cli_unknown_test_is_one_line_with_the_nearest_name(tiny_bert, tmp_path, capsys):
+    from cdsbias.cli import main
+
+    code = main(["evaluate", str(tiny_bert), "-b", "seat", "--data", str(FIXTURE),
+                 "--option", "tests=mini-carer", "--out", str(tmp_path)])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("error: Unknown SEAT test 'mini-carer'")
+    assert "mini-career" in err[-1]
+
+
+def test_tracker_table_and_hub_results(real_vocab_bert):
+    from cdsbias.benchmarks import Snapshot
+
+    scorer = MaskedLMScorer.from_pretrained(str(real_vocab_bert), batch_size=8)
+    bench = build_benchmark("seat", {"data_file": FIXTURE, "tests": ["mini-career"]})
+    result = bench.evaluate(scorer)
+    columns, rows = bench.tracker_tables(result)["tests"]
+    assert columns[:5] == ["test", "targ1", "targ2", "attr1", "attr2"]
+    assert rows[0][:5] == ["mini-career", "MaleTerms", "FemaleTerms", "Career", "Family"]
+    assert rows[0][5] == pytest.approx(result.metrics["effect_size_mini-career"])
+    hub = bench.eval_results(Snapshot(3, result.metrics, result.summary), when="after")
+    assert [e.metric_type for e in hub] == ["avg_abs_effect_size", "effect_size_mini-career"]
+    card = bench.card_section(None, Snapshot(3, result.metrics, result.summary))
+    assert "| mini-career | MaleTerms vs FemaleTerms | Career vs Family |" in card
