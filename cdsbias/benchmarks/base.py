@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdsbias.benchmarks.published import PublishedValue, published_notes
 from cdsbias.benchmarks.results import (
     BenchmarkResult,
     Metric,
@@ -91,6 +92,8 @@ class Benchmark(ABC):
     shard_column: ClassVar[str | None] = None
     #: Name of the :mod:`cdsbias.data.fetch` dataset holding the default data files, if any.
     dataset: ClassVar[str | None] = None
+    #: Values papers published for hub models (:mod:`cdsbias.benchmarks.published`).
+    published: ClassVar[tuple[PublishedValue, ...]] = ()
 
     def __init__(
         self,
@@ -321,6 +324,15 @@ class Benchmark(ABC):
             for m in self.headline_metrics()
             if m.key in metrics
         }
+
+    def published_notes(self, model_id: str | None, metrics: Mapping[str, float]) -> list[str]:
+        """``published: X (source; protocol)`` lines for the measured ``metrics`` of hub
+        model ``model_id``, naming what differs from the paper's protocol (see
+        :func:`cdsbias.benchmarks.published.published_notes`); none for other models."""
+        return published_notes(
+            self.published, model_id, metrics, self.option_values(),
+            own_data=self.data_file is not None,
+        )  # fmt: skip
 
     def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:
         """Tables for trackers (W&B): ``{name: (columns, rows)}``; none by default."""
