@@ -16,6 +16,7 @@ Usage:
     python scripts/bench_posthoc.py                       # bert-base-sized random model
     python scripts/bench_posthoc.py --iterations 10       # INLP: 10 of bias-bench's 80
     python scripts/bench_posthoc.py --layers 2 --hidden 128 --inlp-rows 3000   # quick
+    python scripts/bench_posthoc.py --gap DATA/gap-coreference/gap-development.tsv --skip-inlp
 
 Prints sentences/s for both encoders and their ratio (target >= 10x), max |delta| on the
 sample, and INLP's seconds per iteration and in total.
@@ -33,11 +34,20 @@ import numpy as np
 from _models import build_random_bert
 
 
-def fit_sentences(n_documents: int, per_class: int) -> list[str]:
-    """INLP's male, female and neutral fit sentences from generated text."""
+def fit_sentences(n_documents: int, per_class: int, gap: str | None) -> list[str]:
+    """INLP's male, female and neutral fit sentences from generated text or GAP's
+    Wikipedia paragraphs (the closest local text to bias-bench's ``wikipedia-2.5.txt``)."""
     from cdsbias.methods.fit_sentences import load_fit_pairs, select_inlp_sentences
     from cdsbias.occupations import occupational_sentences
     from cdsbias.testing import CORPUS
+
+    if gap:
+        import pandas as pd
+
+        texts = pd.read_csv(gap, sep="\t", quoting=3)["Text"].tolist()
+        chosen = select_inlp_sentences(texts, load_fit_pairs(), per_class=per_class,
+                                       min_per_class=1)  # fmt: skip
+        return chosen.labelled()[0]
 
     gendered = occupational_sentences(n_documents, seed=0)
     neutral = [
@@ -81,7 +91,7 @@ def bench_encoding(args: argparse.Namespace) -> None:
         )  # fmt: skip
         model = AutoModelForMaskedLM.from_pretrained(folder).eval()
         tokenizer = AutoTokenizer.from_pretrained(folder)
-    sentences = fit_sentences(args.documents, args.per_class)
+    sentences = fit_sentences(args.documents, args.per_class, args.gap)
     scorer = MaskedLMScorer(model, tokenizer, batch_size=args.batch_size)
     distinct = len(set(sentences))
     print(f"model: {model.config.num_hidden_layers} layers x {model.config.hidden_size}")
@@ -134,6 +144,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--hidden", type=int, default=768)
     parser.add_argument("--documents", type=int, default=3000, help="generated documents")
+    parser.add_argument("--gap", help="a GAP tsv: its Wikipedia paragraphs as the corpus")
     parser.add_argument("--per-class", type=int, default=1000, help="INLP sentences per class")
     parser.add_argument("--baseline-sentences", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=64)
