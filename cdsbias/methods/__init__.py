@@ -32,7 +32,10 @@ from cdsbias.methods.plan import (
 )
 
 #: Modules of this package that hold no method.
-_NOT_METHODS = {"base", "plan", "bottleneck", "context_debias_loss", "context_debias_data"}
+_NOT_METHODS = {
+    "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data",
+    "erasure", "head_fold", "fit_sentences",
+}  # fmt: skip
 
 
 def load_all() -> None:
