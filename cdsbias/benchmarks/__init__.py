@@ -33,7 +33,9 @@ from cdsbias.benchmarks.results import (
 )
 from cdsbias.errors import CdsbiasError
 
-_NOT_BENCHMARKS = {"base", "results", "masked_pronoun", "becpro_bartl2020", "published"}
+_NOT_BENCHMARKS = {
+    "base", "results", "masked_pronoun", "becpro_bartl2020", "published", "kurita_probe",
+}  # fmt: skip
 
 #: What is scored when nothing is named (the CLI's and the recipes' default).
 DEFAULT_BENCHMARKS = ("becpro",)
