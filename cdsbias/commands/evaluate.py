@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import get_benchmark, list_benchmarks
-    from cdsbias.options import field_help
+    from cdsbias.options import options_text
 
     if not getattr(args, "name", None):
         for name, description in list_benchmarks().items():
@@ -110,14 +110,8 @@ def run_list(args: argparse.Namespace) -> int:
     cls = get_benchmark(args.name)
     print(f"{cls.name}: {cls.description}")
     print(f"languages: {', '.join(cls.languages)} (default {cls.languages[0]})")
-    rows = field_help(cls.Options)
     print("options (--option KEY=VALUE, or in a recipe bias_benchmarks: {NAME: {KEY: VALUE}}):")
-    if not rows:
-        print("  (none)")
-    for key, kind, default, text in rows:
-        print(f"  {key} ({kind}, default {default!r})")
-        if text:
-            print(f"      {text}")
+    print(options_text(cls.Options))
     print("headline metrics:")
     for metric in cls().headline_metrics():
         print(f"  {metric.key}: {metric.label} [{metric.unit}], {metric.direction}")
