@@ -39,6 +39,7 @@ _NOT_BENCHMARKS = {
     "long_rows",
     "masked_pronoun",
     "becpro_bartl2020",
+    "becpro_report",
     "published",
 }
 
