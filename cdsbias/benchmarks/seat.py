@@ -130,6 +130,12 @@ class Seat(Benchmark):
         own = self.data_file is not None
         return published_notes(self.published, model_id, metrics, options, own_data=own)
 
+    def self_debias_conflict(self) -> str | None:
+        return (
+            "SEAT compares sentence encodings and reads no masked prediction, which is all "
+            "Self-Debias changes; score SEAT without --self-debias"
+        )
+
     @property
     def test_names(self) -> list[str]:
         """The tests run: the ``tests`` option, else the one test of a ``data_file`` that is

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring.scorer import _capped_batches
+from cdsbias.scoring.batching import capped_batches
 
 #: Sentence scorings of this module.
 UNMASKED_SCORINGS = ("aul", "aula")
@@ -66,7 +66,7 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
     scores = np.full(len(distinct), np.nan)
     order = sorted(range(len(distinct)), key=lambda i: len(distinct[i]))
     rows = [len(s) for s in distinct]  # every position is projected to the vocabulary
-    batches = _capped_batches(order, rows, scorer.batch_size, scorer._vocab_size)
+    batches = capped_batches(order, rows, scorer.batch_size, scorer._vocab_size)
     model = scorer.model
     restore = _eager_attention(model) if attention else None
     try:
