@@ -1,0 +1,90 @@
+"""German CDS output is locked: the edits, skips and texts of tests/assets/cds/de_identity.jsonl.
+
+The fixture holds 386 varied German documents (templated sentences over random person
+nouns of the lexicon, names, titles, compounds and gender-fair forms; the gold sources;
+ordinary prose from german_text.txt; a few edge cases) with what ``German()``,
+``German(agreement=False)`` and ``German(names=False)`` made of them when it was recorded.
+Speed work on the German rules must leave every byte of it unchanged. Regenerate (only
+when the rules change on purpose) with
+``python tests/test_cds_german_identity.py SOURCES.txt > tests/assets/cds/de_identity.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdsbias.cds.engine import apply_edits
+from cdsbias.cds.languages.base import Skip
+from cdsbias.cds.languages.de import German
+
+FIXTURE = Path(__file__).parent / "assets" / "cds" / "de_identity.jsonl"
+VARIANTS = {
+    "full": {},
+    "naive": {"agreement": False},
+    "no_names": {"names": False},
+}
+
+
+def outputs(languages: dict[str, German], text: str) -> dict:
+    """Everything the German rules make of ``text``, as JSON-ready values."""
+    record: dict = {"text": text}
+    for variant, language in languages.items():
+        skipped: list[Skip] = []
+        edits = language.edits(text, skipped=skipped)
+        record[variant] = {
+            "output": apply_edits(text, edits),
+            "edits": [
+                [edit.start, edit.end, edit.original, edit.replacement, edit.kind] for edit in edits
+            ],
+            "skips": [list(skip) for skip in skipped],
+        }
+    return record
+
+
+def build_languages() -> dict[str, German]:
+    return {variant: German(**kwargs) for variant, kwargs in VARIANTS.items()}
+
+
+def read_fixture() -> list[dict]:
+    return [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
+
+
+def test_fixture_is_varied() -> None:
+    records = read_fixture()
+    assert len(records) >= 300
+    changed = sum(record["full"]["edits"] != [] for record in records)
+    kinds = {edit[4] for record in records for edit in record["full"]["edits"]}
+    assert changed >= 250
+    assert {"noun", "determiner", "adjective", "relative", "pronoun", "possessive"} <= kinds
+    assert {"name", "title"} <= kinds
+    assert any(record["full"]["skips"] for record in records)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_german_output_is_unchanged(variant: str) -> None:
+    language = German(**VARIANTS[variant])
+    for record in read_fixture():
+        now = outputs({variant: language}, record["text"])[variant]
+        assert now == record[variant], record["text"]
+
+
+def test_german_output_is_unchanged_in_one_instance_across_documents() -> None:
+    """The caches one instance keeps between documents do not leak state: the fixture
+    twice through one instance, the second time in reverse order, gives the same edits."""
+    language = German()
+    records = read_fixture()
+    for record in [*records, *reversed(records)]:
+        assert outputs({"full": language}, record["text"])["full"] == record["full"]
+
+
+if __name__ == "__main__":
+    languages = build_languages()
+    lines = Path(sys.argv[1]).read_text(encoding="utf-8").split("\n")
+    for line in lines:
+        if line:
+            text = line.replace("\\n", "\n")
+            print(json.dumps(outputs(languages, text), ensure_ascii=False))
