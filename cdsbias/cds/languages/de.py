@@ -65,6 +65,7 @@ from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
 
 WORD = re.compile(r"[^\W\d_]+")
+_WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 TITLES = {"Herr": "Frau", "Herrn": "Frau"}
@@ -126,26 +127,33 @@ class German(GermanPronouns, Language):
         )
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
-        words = WORD.findall(text)
+        parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
+        words = parts[1::2]
         triggers = self._triggers
-        if not any(word in triggers for word in words) and not any(
-            len(word) >= 8 and word[0].isupper() and self._split_compound(word) for word in words
-        ):
-            return []  # most documents of a corpus: no offsets needed
-        tokens = Tokens(text, WORD)
+        split = self._compounds
+        # The words that can start a unit: one set lookup each, and for a long capitalised
+        # word the (cached) compound split. Most words of a text are neither.
+        candidates = [
+            i
+            for i, word in enumerate(words)
+            if word in triggers or (len(word) >= 8 and word[0].isupper() and split(word))
+        ]
+        if not candidates:
+            return []  # no offsets needed
+        tokens = Tokens(text, parts)
         planned: dict[int, Edit] = {}
         refs: dict[int, str] = {}  # word -> mp / fp / pl: persons to refer back to
         possessive_slots: dict[int, tuple[str, str, str]] = {}
         surnames: set[int] = set()
-        for i, word in enumerate(tokens.words):
+        for i in candidates:
             if i in planned or i in surnames:
                 continue
-            if word in triggers:
+            if words[i] in triggers:
                 self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
-            elif len(word) >= 8 and word[0].isupper() and self._split_compound(word):
+            else:
                 self._noun(tokens, i, planned, refs, possessive_slots)
-        for i, word in enumerate(tokens.words):
-            if i not in planned and word.lower() in PRONOUNS:
+        for i, lower in enumerate(tokens.lowers):
+            if lower in PRONOUNS and i not in planned:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
                 if edit is not None:
                     planned[i] = edit
