@@ -71,6 +71,7 @@ _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 TITLES = {"Herr": "Frau", "Herrn": "Frau"}
 _TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
+_PLAIN_WORDS_LIMIT = 1 << 18
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
@@ -96,6 +97,8 @@ class German(GermanPronouns, Language):
         self.lexicon = load_german_lexicon(names)
         # Per-instance cache: a corpus repeats its compounds.
         self._compounds = functools.lru_cache(maxsize=1 << 16)(self._find_compound)
+        self._compound_targets: dict[tuple[str, int, str], dict] = {}
+        self._plain_words: set[str] = set()  # words known to start no unit
         self._triggers = frozenset(
             set(self.lexicon.noun_forms)
             | set(self.lexicon.name_map)
@@ -130,16 +133,23 @@ class German(GermanPronouns, Language):
         parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
         words = parts[1::2]
         triggers = self._triggers
-        split = self._compounds
-        # The words that can start a unit: one set lookup each, and for a long capitalised
-        # word the (cached) compound split. Most words of a text are neither.
-        candidates = [
-            i
-            for i, word in enumerate(words)
-            if word in triggers or (len(word) >= 8 and word[0].isupper() and split(word))
-        ]
-        if not candidates:
+        # The words that can start a unit: a trigger word (one set lookup), or a long
+        # capitalised compound with a known person-noun head. The test runs on the
+        # document's distinct words, and words once found to be neither are remembered.
+        unique = set(words)
+        found = unique & triggers
+        unknown = unique - found
+        unknown -= self._plain_words
+        if unknown:
+            split = self._compounds
+            compounds = {w for w in unknown if len(w) >= 8 and w[0].isupper() and split(w)}
+            found |= compounds
+            if len(self._plain_words) > _PLAIN_WORDS_LIMIT:
+                self._plain_words.clear()  # a bound on memory over a long corpus
+            self._plain_words |= unknown - compounds
+        if not found:
             return []  # no offsets needed
+        candidates = [i for i, word in enumerate(words) if word in found]
         tokens = Tokens(text, parts)
         planned: dict[int, Edit] = {}
         refs: dict[int, str] = {}  # word -> mp / fp / pl: persons to refer back to
@@ -204,9 +214,12 @@ class German(GermanPronouns, Language):
             other = "f" if reading.gender == "m" else "m"
             target = self.lexicon.pairs[reading.pair][other]
             if prefix:
-                target = {
-                    slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
-                }
+                key = (prefix, reading.pair, other)
+                if key not in self._compound_targets:
+                    self._compound_targets[key] = {
+                        slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
+                    }
+                target = self._compound_targets[key]
             if not self.agreement:
                 form = target.get(phrase.slot[1:])
                 if form is not None:

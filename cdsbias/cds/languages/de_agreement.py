@@ -17,6 +17,7 @@ right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gend
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -265,10 +266,15 @@ def _copula_before(tokens: Tokens, start: int) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _is_dative_verb(word: str) -> bool:
+    return DATIVE_VERBS.fullmatch(word) is not None
+
+
 def _dative_verb_before(tokens: Tokens, start: int) -> bool:
     j = start - 1
     while j >= 0:
-        if DATIVE_VERBS.fullmatch(tokens.lower(j)):
+        if _is_dative_verb(tokens.lowers[j]):
             return True
         if tokens.clause_start(j):
             return False
