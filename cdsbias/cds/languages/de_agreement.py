@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.de_lexicon import (
     ACC_PREPOSITIONS,
+    CASES,
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
     GEN_PREPOSITIONS,
@@ -58,6 +59,14 @@ DATIVE_VERBS = re.compile(
     r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
 )
 _DECLENSION = {"def": "weak", "dies": "weak", "ein": "mixed"}
+# adjective_ending as one table per declension, for the slot filters of the hot path.
+_PHRASE_SLOTS = [(gender, "sg", case) for gender in "mfn" for case in CASES] + [
+    ("x", "pl", case) for case in CASES
+]
+_ENDINGS = {
+    declension: {slot: adjective_ending(declension, slot) for slot in _PHRASE_SLOTS}
+    for declension in ("weak", "mixed", "strong")
+}
 # Unions used in the hot paths, built once.
 _DAT_OR_GEN = DAT_PREPOSITIONS | GEN_PREPOSITIONS
 _OPENERS = PREPOSITIONS | COORDINATORS
@@ -122,13 +131,14 @@ def analyse_noun_phrase(
     ``inflected``: the noun is a nominalised adjective (*der Vorsitzende*, *ein
     Angestellter*) whose own ending must fit the slot like an adjective's.
     """
+    words, gaps, lowers = tokens.words, tokens.gaps, tokens.lowers
     article = None
     adjectives: list[int] = []
     j = i - 1
-    while j >= 0 and tokens.gap(j + 1) == "-":
+    while j >= 0 and gaps[j + 1] == "-":
         j -= 1  # "der Kfz-Mechaniker": the phrase starts before the hyphenated compound
-    while j >= 0 and tokens.adjacent(j + 1):
-        word = tokens.words[j]
+    while j >= 0 and gaps[j + 1].isspace():  # word j + 1 is adjacent to word j
+        word = words[j]
         if not word.islower():
             # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
             if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
@@ -149,24 +159,33 @@ def analyse_noun_phrase(
     # Without an article an adjective chain must open its phrase: after a preposition,
     # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
     # Kollegen").
-    opens_phrase = j < 0 or tokens.clause_start(j + 1)
-    if article is None and not opens_phrase and tokens.lower(j) not in _OPENERS:
+    if (
+        article is None
+        and adjectives
+        and not tokens.clause_start(j + 1)
+        and lowers[j] not in _OPENERS
+    ):
         adjectives = []
-    slots = set(reading.phrase_slots)
+    slots = reading.phrase_slots
     declension = "strong"
     contracted = False
     if article is not None:
-        kind, stem, article_slots = parse_article(tokens.lower(article))  # type: ignore[misc]
-        slots &= article_slots
+        kind, stem, article_slots = parse_article(lowers[article])  # type: ignore[misc]
+        slots = slots & article_slots
         declension = _DECLENSION[kind]
         contracted = kind == "def" and bool(stem)
-    for adjective in [*adjectives, i] if inflected else adjectives:
-        word = tokens.words[adjective]
-        slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
+    if adjectives or inflected:
+        endings = _ENDINGS[declension]
+        for adjective in [*adjectives, i] if inflected else adjectives:
+            word = words[adjective]
+            slots = {slot for slot in slots if word.endswith(endings[slot])}
     start = article if article is not None else (adjectives[-1] if adjectives else i)
-    following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
-    can_be_subject = any(slot[2] == "nom" for slot in slots)
-    if can_be_subject and tokens.clause_start(start) and following in _FINITE_VERBS:
+    following = lowers[i + 1] if i + 1 < len(words) and gaps[i + 1].isspace() else ""
+    if (
+        following in _FINITE_VERBS
+        and tokens.clause_start(start)
+        and any(slot[2] == "nom" for slot in slots)
+    ):
         # A clause-initial phrase before the finite verb that can be nominative is its
         # subject, in the verb's number ("Die Feuerleiter ist lang" is no plural of
         # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
@@ -174,11 +193,12 @@ def analyse_noun_phrase(
         slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
     if not slots:
         return None
-    preposition = "" if contracted else _preposition(tokens, start)
-    if contracted:
-        preposition = CONTRACTIONS[tokens.lower(article)][0]  # type: ignore[arg-type]
-    numbers = {slot[1] for slot in slots}
-    if article is None and len(numbers) == 2:
+    preposition = (
+        CONTRACTIONS[lowers[article]][0]  # type: ignore[index]
+        if contracted
+        else _preposition(tokens, start)
+    )
+    if article is None and len({slot[1] for slot in slots}) == 2:
         # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
         predicative = _copula_before(tokens, start)
@@ -200,9 +220,11 @@ def _choose_slot(
     if len(slots) == 1:
         return next(iter(slots))
 
+    singular_first = sorted(slots, key=lambda slot: slot[1] == "pl")
+
     def pick(*cases: str) -> Slot | None:
         for case in cases:
-            for slot in sorted(slots, key=lambda slot: slot[1] == "pl"):
+            for slot in singular_first:
                 if slot[2] == case:
                     return slot
         return None
