@@ -138,8 +138,8 @@ class German(GermanPronouns, Language):
         # document's distinct words, and words once found to be neither are remembered.
         unique = set(words)
         found = unique & triggers
-        unknown = unique - found
-        unknown -= self._plain_words
+        # (Binary "-" iterates over the small left set; "-=" would walk the memory.)
+        unknown = unique - found - self._plain_words
         if unknown:
             split = self._compounds
             compounds = {w for w in unknown if len(w) >= 8 and w[0].isupper() and split(w)}

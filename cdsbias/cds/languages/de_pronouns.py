@@ -209,6 +209,7 @@ class GermanPronouns:
         # Which words head a non-person phrase does not change within a document: each
         # pronoun's search reuses what earlier ones found.
         non_person = tokens.memo.setdefault("non_person", {})
+        words = tokens.words
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
             kind = refs.get(j)
             if not kind:
@@ -216,6 +217,8 @@ class GermanPronouns:
                 # in "das Auto seines Nachbarn", "seines" is not the car's.
                 if j == i - 1 and tokens.adjacent(i):
                     continue
+                if not words[j][:1].isupper():
+                    continue  # only a capitalised word heads a noun phrase
                 if j in non_person:
                     kind = non_person[j]
                 else:
