@@ -208,9 +208,6 @@ class German(GermanPronouns, Language):
         if word not in self.lexicon.noun_forms:
             prefix, head = self._split_compound(word)  # type: ignore[misc]
         for reading in self.lexicon.noun_forms[head]:
-            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map)
-            if phrase is None:
-                continue
             other = "f" if reading.gender == "m" else "m"
             target = self.lexicon.pairs[reading.pair][other]
             if prefix:
@@ -220,6 +217,9 @@ class German(GermanPronouns, Language):
                         slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
                     }
                 target = self._compound_targets[key]
+            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map, target=target)
+            if phrase is None:
+                continue
             if not self.agreement:
                 form = target.get(phrase.slot[1:])
                 if form is not None:

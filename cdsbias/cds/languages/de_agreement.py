@@ -124,12 +124,24 @@ def _preposition(tokens: Tokens, start: int) -> str:
 
 
 def analyse_noun_phrase(
-    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str], *, inflected: bool = False
+    tokens: Tokens,
+    i: int,
+    reading: NounForm,
+    names: dict[str, str],
+    *,
+    inflected: bool = False,
+    target: dict[tuple[str, str], str] | None = None,
 ) -> NounPhrase | None:
     """The phrase around person noun ``i`` read as ``reading``; None if nothing fits.
 
     ``inflected``: the noun is a nominalised adjective (*der Vorsitzende*, *ein
     Angestellter*) whose own ending must fit the slot like an adjective's.
+
+    ``target``: the counterpart's forms, when the caller only needs the phrase to
+    re-inflect it with them. A bare noun without adjectives changes nothing but itself,
+    so when every slot left has the same number and the same counterpart form (*ist
+    Stahlarbeiter*: nominative, dative and accusative all *Stahlarbeiterin*), the case is
+    not resolved and the first slot stands for all of them: the edits are the same.
     """
     words, gaps, lowers = tokens.words, tokens.gaps, tokens.lowers
     article = None
@@ -203,6 +215,13 @@ def analyse_noun_phrase(
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
         predicative = _copula_before(tokens, start)
         slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
+    if (
+        target is not None
+        and start == i
+        and len(slots) > 1
+        and len({(slot[1], target.get(slot[1:])) for slot in slots}) == 1
+    ):
+        return NounPhrase(i, article, adjectives, min(slots), reading)
     slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
     return NounPhrase(i, article, adjectives, slot, reading)
 
