@@ -240,7 +240,7 @@ class German(GermanPronouns, Language):
             return
         edits, slots = result
         indexed = {tokens.index(edit.start): edit for edit in edits}
-        if any(index in planned for index in indexed) or any(k in planned for k in slots):
+        if not (planned.keys().isdisjoint(indexed) and planned.keys().isdisjoint(slots)):
             return  # an article or adjective another phrase already changed
         planned.update(indexed)
         possessive_slots.update(slots)
