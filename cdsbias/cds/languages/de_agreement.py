@@ -360,8 +360,11 @@ def reinflect(
             new = article_form(kind, stem, new_slot, contracted=kind == "def" and bool(stem))
             if new != word.lower():
                 edits.append(tokens.edit(phrase.article, new, "determiner"))
-    old_ending = adjective_ending(declension, phrase.slot)
-    new_ending = adjective_ending(declension, new_slot)
+    if not phrase.adjectives:
+        return edits, possessive_slots
+    endings = _ENDINGS[declension]
+    old_ending = endings[phrase.slot]
+    new_ending = endings[new_slot]
     if old_ending != new_ending:
         for adjective in phrase.adjectives:
             word = tokens.words[adjective]
