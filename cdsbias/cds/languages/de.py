@@ -69,6 +69,7 @@ _WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 TITLES = {"Herr": "Frau", "Herrn": "Frau"}
+_TITLE_WORDS = frozenset(("Herr", "Herrn", "Frau"))
 _TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
 _PLAIN_WORDS_LIMIT = 1 << 18
@@ -177,9 +178,7 @@ class German(GermanPronouns, Language):
         start, end = tokens.starts[i], tokens.ends[i]
         if text[end : end + 1] in _FAIR_MARKS or text[start - 1 : start] in _FAIR_MARKS:
             return  # part of a gender-fair form: Ärzt*innen, Lehrer/innen
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
-        if word in ("Herr", "Herrn", "Frau") and title_next and not self._after_article(tokens, i):
+        if word in _TITLE_WORDS and self._title(tokens, i):
             if word == "Frau":
                 nominative = tokens.clause_start(i) or tokens.lower(i - 1) == "und"
                 replacement = "Herr" if nominative else "Herrn"
@@ -195,6 +194,13 @@ class German(GermanPronouns, Language):
             self._noun(tokens, i, planned, refs, possessive_slots)
         elif self.names:
             self._name(tokens, i, planned, refs, surnames)
+
+    def _title(self, tokens: Tokens, i: int) -> bool:
+        """Herr/Herrn/Frau at ``i`` is a title: a capitalised word follows, no article
+        precedes."""
+        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
+        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
+        return title_next and not self._after_article(tokens, i)
 
     def _after_article(self, tokens: Tokens, i: int) -> bool:
         return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
@@ -238,8 +244,7 @@ class German(GermanPronouns, Language):
         result = reinflect(tokens, phrase, target, other)
         if result is None:
             return
-        edits, slots = result
-        indexed = {tokens.index(edit.start): edit for edit in edits}
+        indexed, slots = result
         if not (planned.keys().isdisjoint(indexed) and planned.keys().isdisjoint(slots)):
             return  # an article or adjective another phrase already changed
         planned.update(indexed)

@@ -332,20 +332,20 @@ def declension(tokens: Tokens, phrase: NounPhrase) -> str:
 
 def reinflect(
     tokens: Tokens, phrase: NounPhrase, target: dict[tuple[str, str], str], gender: str
-) -> tuple[list[Edit], dict[int, Slot]] | None:
+) -> tuple[dict[int, Edit], dict[int, Slot]] | None:
     """Edits that give ``phrase`` the noun of ``gender`` (forms ``target``).
 
     Returns:
-        The noun, adjective and (non-possessive) article edits, and for a possessive
-        article word the new slot (its stem is the pronoun rules' business). None if the
-        counterpart has no form for the slot.
+        The noun, adjective and (non-possessive) article edits by word index, and for a
+        possessive article word the new slot (its stem is the pronoun rules' business).
+        None if the counterpart has no form for the slot.
     """
     _, number, case = phrase.slot
     form = target.get((number, case))
     if form is None:
         return None
     new_slot: Slot = (gender if number == "sg" else "x", number, case)
-    edits = [tokens.edit(phrase.noun, form, "noun")]
+    edits = {phrase.noun: tokens.edit(phrase.noun, form, "noun")}
     if number == "pl":
         return edits, {}
     possessive_slots: dict[int, Slot] = {}
@@ -359,7 +359,7 @@ def reinflect(
         else:
             new = article_form(kind, stem, new_slot, contracted=kind == "def" and bool(stem))
             if new != word.lower():
-                edits.append(tokens.edit(phrase.article, new, "determiner"))
+                edits[phrase.article] = tokens.edit(phrase.article, new, "determiner")
     if not phrase.adjectives:
         return edits, possessive_slots
     endings = _ENDINGS[declension]
@@ -368,10 +368,8 @@ def reinflect(
     if old_ending != new_ending:
         for adjective in phrase.adjectives:
             word = tokens.words[adjective]
-            edits.append(
-                tokens.edit(
-                    adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
-                )
+            edits[adjective] = tokens.edit(
+                adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
             )
     return edits, possessive_slots
 
