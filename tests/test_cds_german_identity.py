@@ -19,7 +19,8 @@ import pytest
 
 from cdsbias.cds.engine import apply_edits
 from cdsbias.cds.languages.base import Skip
-from cdsbias.cds.languages.de import German
+from cdsbias.cds.languages.de import _WORDS_AND_GAPS, WORD, German
+from cdsbias.cds.languages.de_tokens import Tokens
 
 FIXTURE = Path(__file__).parent / "assets" / "cds" / "de_identity.jsonl"
 VARIANTS = {
@@ -79,6 +80,29 @@ def test_german_output_is_unchanged_in_one_instance_across_documents() -> None:
     records = read_fixture()
     for record in [*records, *reversed(records)]:
         assert outputs({"full": language}, record["text"])["full"] == record["full"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "Der Arzt.",
+        " «Die Ärztin», sagte er_2 am 3.4. zu Jörg-Peter: 42 x² Ⅻ!\n\nEnde",
+        "...und",
+        "Straße_Nr7ÄÖÜ ß-ẞ",
+    ],
+)
+def test_tokens_are_the_word_pattern_matches(text: str) -> None:
+    """Tokens built from one re.split hold the words and offsets of WORD.finditer and
+    the text between them."""
+    tokens = Tokens(text, _WORDS_AND_GAPS.split(text))
+    matches = list(WORD.finditer(text))
+    assert tokens.words == [match.group() for match in matches]
+    assert tokens.starts == [match.start() for match in matches]
+    assert tokens.ends == [match.end() for match in matches]
+    for i in range(len(matches)):
+        assert tokens.gap(i) == text[tokens.ends[i - 1] if i else 0 : tokens.starts[i]]
 
 
 if __name__ == "__main__":
