@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cdsbias.cds.corpus import CounterfactualMapper
 from cdsbias.cds.engine import apply_edits
 from cdsbias.cds.languages.base import Skip
 from cdsbias.cds.languages.de import _WORDS_AND_GAPS, WORD, German
@@ -80,6 +81,20 @@ def test_german_output_is_unchanged_in_one_instance_across_documents() -> None:
     records = read_fixture()
     for record in [*records, *reversed(records)]:
         assert outputs({"full": language}, record["text"])["full"] == record["full"]
+
+
+def test_german_streamed_and_in_two_processes_gives_the_recorded_outputs() -> None:
+    """The training path (CounterfactualMapper, p = 1) over a streamed dataset of two
+    shards and over a dataset mapped by two processes writes the recorded texts."""
+    datasets = pytest.importorskip("datasets")
+    records = read_fixture()
+    expected = [record["full"]["output"] for record in records]
+    dataset = datasets.Dataset.from_dict({"text": [record["text"] for record in records]})
+    mapper = CounterfactualMapper(probability=1.0, language="de")
+    streamed = dataset.to_iterable_dataset(num_shards=2).map(mapper, batched=True, batch_size=50)
+    assert [row["text"] for row in streamed] == expected
+    parallel = dataset.map(mapper, batched=True, batch_size=50, num_proc=2)
+    assert parallel["text"] == expected
 
 
 @pytest.mark.parametrize(
