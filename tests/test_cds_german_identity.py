@@ -4,15 +4,14 @@ The fixture holds 386 varied German documents (templated sentences over random p
 nouns of the lexicon, names, titles, compounds and gender-fair forms; the gold sources;
 ordinary prose from german_text.txt; a few edge cases) with what ``German()``,
 ``German(agreement=False)`` and ``German(names=False)`` made of them when it was recorded.
-Speed work on the German rules must leave every byte of it unchanged. Regenerate (only
-when the rules change on purpose) with
-``python tests/test_cds_german_identity.py SOURCES.txt > tests/assets/cds/de_identity.jsonl``.
+Speed work on the German rules must leave every byte of it unchanged. Re-record (only
+when the rules change on purpose) with ``python tests/test_cds_german_identity.py > new.jsonl``
+and move ``new.jsonl`` over the fixture.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -121,9 +120,7 @@ def test_tokens_are_the_word_pattern_matches(text: str) -> None:
 
 
 if __name__ == "__main__":
+    # Re-records the outputs of the fixture's texts with the current rules (stdout).
     languages = build_languages()
-    lines = Path(sys.argv[1]).read_text(encoding="utf-8").split("\n")
-    for line in lines:
-        if line:
-            text = line.replace("\\n", "\n")
-            print(json.dumps(outputs(languages, text), ensure_ascii=False))
+    for record in read_fixture():
+        print(json.dumps(outputs(languages, record["text"]), ensure_ascii=False))
