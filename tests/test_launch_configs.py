@@ -3,9 +3,17 @@ reads them, and each plugin section turned into the plugin accelerate would buil
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from cdsbias.train.points import read_points
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "recipes" / "accelerate").glob("*.yaml"))
@@ -144,3 +152,86 @@ def test_deepspeed_config_builds_accelerates_plugin():
     assert zero["offload_optimizer"]["device"] == zero["offload_param"]["device"] == "none"
     assert plugin.deepspeed_config["gradient_clipping"] == 1.0
     assert plugin.deepspeed_config["gradient_accumulation_steps"] == 1
+
+
+def test_fsdp_launch_without_accelerator_is_refused(tmp_path, monkeypatch, capsys):
+    """What every process of an FSDP launch on CPUs does (the integration test below runs it):
+    one error line, exit 2, nothing written."""
+    from cdsbias.train.run import main as train_main
+
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    out = tmp_path / "run"
+    assert train_main(["recipes/smoke.yaml", "use_cpu=true", f"output_dir={out}"]) == 2
+    assert capsys.readouterr().err.startswith("error: an FSDP launch config needs GPUs")
+    assert not out.exists()
+
+
+# --- Launching the configs on CPU processes (gloo) -------------------------------------------
+
+SMOKE = ["recipes/smoke.yaml", "max_steps=3", "save_steps=3", "report_to=none", "use_cpu=true"]
+
+
+def accelerate_launch(config: str, *args: str) -> subprocess.CompletedProcess:
+    accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent))
+    if accelerate is None:
+        pytest.skip("accelerate launcher not installed")
+    command = [accelerate, "launch", "--config_file", f"recipes/accelerate/{config}.yaml", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+
+
+def becpro_at_step_0(run: Path) -> dict[str, float | list[float]]:
+    first = read_points(run)[0]
+    assert first["step"] == 0
+    becpro = first["benchmarks"]["becpro"]
+    return {**becpro["metrics"], **becpro["curve"]}
+
+
+@pytest.fixture(scope="module")
+def one_process_run(tmp_path_factory, shared_data) -> Path:
+    """The smoke recipe in this process, without any launcher: the reference run."""
+    from cdsbias.train.run import main as train_main
+
+    out = tmp_path_factory.mktemp("one") / "run"
+    data = [f"data_dir={shared_data}", f"bias_data_dir={shared_data}"]
+    assert train_main([*SMOKE, *data, f"output_dir={out}"]) == 0
+    return out
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("config, processes", [("multi_gpu", 2), ("single_gpu", 1)])
+def test_cpu_launch_scores_step_0_as_one_process(
+    tmp_path, shared_data, one_process_run, config, processes
+):
+    """The config as written, on CPU processes (use_cpu=true: gloo for two): the step-0 BEC-Pro
+    metrics, scored on the same seeded initial model, equal the reference run's to rtol 1e-4
+    with atol 1e-8: two processes batch the 5400 sentences differently in float32, which moves
+    the association means (about 1e-4 nats) by at most 6e-9 and the Wilcoxon r by 1e-5 (rel.)."""
+    out = tmp_path / "run"
+    data = [f"data_dir={shared_data}", f"bias_data_dir={shared_data}"]
+    done = accelerate_launch(config, "train.py", *SMOKE, *data, f"output_dir={out}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [p["step"] for p in read_points(out)] == [0, 3]
+    launched, reference = becpro_at_step_0(out), becpro_at_step_0(one_process_run)
+    assert launched.keys() == reference.keys()
+    for key, value in reference.items():
+        np.testing.assert_allclose(launched[key], value, rtol=1e-4, atol=1e-8, err_msg=key)
+    # Each step draws one batch per process: N processes cover N times the data in 3 steps.
+    epochs = [json.loads((r / "trainer_state.json").read_text())["epoch"]
+              for r in (out, one_process_run)]  # fmt: skip
+    assert epochs[0] / epochs[1] == pytest.approx(processes, rel=0.05)
+
+
+@pytest.mark.integration
+def test_fsdp_config_on_cpu_processes_is_refused(tmp_path, shared_data):
+    """torch's FSDP (1 and 2) runs on CPU/gloo, but accelerate applies an FSDP config only on
+    accelerator devices: on CPU processes it would train DDP under the FSDP config's name."""
+    out = tmp_path / "run"
+    data = [f"data_dir={shared_data}", f"bias_data_dir={shared_data}"]
+    done = accelerate_launch(
+        "fsdp", "--mixed_precision", "no", "train.py", *SMOKE, *data, f"output_dir={out}"
+    )
+    assert done.returncode != 0
+    assert "error: an FSDP launch config needs GPUs" in done.stderr
+    assert "CdsbiasError" not in done.stderr  # the line, not a traceback (the launcher adds one)
+    assert not out.exists()
