@@ -46,6 +46,35 @@ def resolve_resume(recipe: Recipe) -> str | None:
     return str(value)
 
 
+def refuse_fsdp_without_accelerator(training: Any) -> None:
+    """Stops an FSDP launch that would silently train something else.
+
+    ``accelerate launch --config_file recipes/accelerate/fsdp.yaml`` sets
+    ``ACCELERATE_USE_FSDP=true``, but accelerate applies it only when the processes sit on
+    GPUs (or another accelerator): on CPU processes (gloo) it trains plain DDP, and without
+    ``use_cpu`` on a GPU-less machine each process trains alone. torch's FSDP itself runs on
+    CPU/gloo; accelerate just never selects it there (README, "Launch configs").
+
+    Args:
+        training: The run's ``TrainingArguments``.
+
+    Raises:
+        CdsbiasError: An FSDP launch whose processes have no accelerator.
+    """
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() != "true":
+        return
+    from accelerate.utils import DistributedType
+
+    _ = training.device  # sets up the processes' PartialState the Trainer will use
+    state = training.distributed_state
+    if state is None or state.distributed_type in (DistributedType.MULTI_CPU, DistributedType.NO):
+        raise CdsbiasError(
+            "an FSDP launch config needs GPUs: on CPU processes accelerate would train plain "
+            "DDP (or, without use_cpu, one separate run per process) instead; on CPUs launch "
+            "with --config_file recipes/accelerate/multi_gpu.yaml and use_cpu=true."
+        )
+
+
 def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = True) -> bool:
     """Refuses to write into a folder that holds another run, unless told to.
 
@@ -157,6 +186,7 @@ def run(recipe: Recipe) -> Path:
         # With it on, transformers 5 multiplies the *evaluation* loss by the number of
         # processes under DDP, which would corrupt the held-out MLM loss curve.
         training.average_tokens_across_devices = False
+    refuse_fsdp_without_accelerator(training)
     resume = resolve_resume(recipe)
     prepare_output_dir(recipe, resume, delete=False)  # refuse early, delete nothing yet
     # Every input is read before the output folder is touched: bad benchmark data or a
