@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cdsbias.train.points import read_points
+from cdsbias.runs.points import read_points
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "recipes" / "accelerate").glob("*.yaml"))
