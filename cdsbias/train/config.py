@@ -98,6 +98,13 @@ class DataConfig:
     occupation_seed: int = field(
         default=1, metadata={"help": "Seed of the 'occupations' corpus (bootstrap uses 0)."}
     )
+    occupation_language: str = field(
+        default="en",
+        metadata={
+            "help": "Language of the 'occupations' corpus: en, de or da "
+            "(cdsbias.data.occupations); cds_language must match it."
+        },
+    )
     data_dir: str | None = field(
         default=None,
         metadata={
@@ -189,6 +196,14 @@ class CDSConfig:
         metadata={
             "help": "Language of the corpus, whose CDS rules swap it: en, da, ... "
             "(cdsbias.cds.languages; `cdsbias cds --language`)."
+        },
+    )
+    cds_agreement: bool = field(
+        default=True,
+        metadata={
+            "help": "German only: false is the naive variant German(agreement=False), which "
+            "swaps nouns and pronouns word for word and re-inflects nothing that agrees "
+            "with them (Zmigrod et al. 2019's baseline; docs/cds_german.md)."
         },
     )
 
@@ -383,6 +398,25 @@ def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
     language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
+    if not cds.cds_agreement and cds.cds_language != "de":
+        raise CdsbiasError(
+            f"cds_agreement: false is German's naive variant; cds_language is "
+            f"'{cds.cds_language}'. Drop cds_agreement or set cds_language: de."
+        )
+    if "occupations" in data.dataset:
+        from cdsbias.data.occupations import LANGUAGES as OCCUPATION_LANGUAGES
+
+        if data.occupation_language not in OCCUPATION_LANGUAGES:
+            raise CdsbiasError(
+                f"occupation_language '{data.occupation_language}' has no occupational "
+                f"corpus; use one of {', '.join(OCCUPATION_LANGUAGES)}."
+            )
+        if cds.cds_mode != "none" and data.occupation_language != cds.cds_language:
+            raise CdsbiasError(
+                f"occupation_language is '{data.occupation_language}' but cds_language is "
+                f"'{cds.cds_language}': the corpus would be swapped with another language's "
+                f"rules; set both to the same language."
+            )
     if not model.init_from_scratch and not model.model_name_or_path:
         raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
     if model.init_from_scratch and "model_name_or_path" in recipe.source:
