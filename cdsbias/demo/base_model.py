@@ -266,7 +266,9 @@ def describe(folder: str | Path) -> str:
         lines = [f"demo model: {folder} (trained in {report['train_seconds']:.0f} s)"]
         for key, metrics in report["benchmarks"].items():
             shown = ", ".join(
-                f"{k} {v:+.3f}" for k, v in metrics.items() if isinstance(v, (int, float))
+                f"{k} {v:.3g}" if k.endswith("_p") else f"{k} {v:+.3f}"
+                for k, v in metrics.items()
+                if isinstance(v, (int, float))
             )
             lines.append(f"{key}: {metrics.get('error', shown)}")
         return "\n".join(lines)
