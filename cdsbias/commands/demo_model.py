@@ -34,13 +34,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument(
         "--language", choices=LANGUAGES, default=defaults.language,
-        help="language of the occupational corpus: en (BEC-Pro professions, BLS shares), de "
-        "(their German forms and German shares) or da (DaWinoBias and ABC occupations)",
+        help="language of the occupational corpus: en (60 professions, U.S. shares of women), "
+        "de (their German forms and German shares) or da (68 Danish occupations); see "
+        "docs/demo.md",
     )  # fmt: skip
     parser.add_argument(
         "--data-dir", type=Path, default=None,
-        help="folder laid out like shared/data with the de/da benchmarks' data (BEC-Pro DE, "
-        "GenDa Lens) for the report; default: the `cdsbias data fetch` cache",
+        help="folder laid out like shared/data holding the de/da benchmarks' data for the "
+        "report; default: the `cdsbias data fetch` cache",
     )  # fmt: skip
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
     parser.set_defaults(func=run_demo_model)
