@@ -49,7 +49,7 @@ from cdsbias.benchmarks.becpro_report import MEANINGFUL_GAP as MEANINGFUL_GAP  #
 from cdsbias.benchmarks.becpro_report import card_table, report_text, verdict
 from cdsbias.benchmarks.stats import bootstrap_mean_ci, holm, paired_wilcoxon, permutation_gap_test
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring import MaskedLMScorer
+from cdsbias.scoring import MASK_PLACEHOLDER, MaskedLMScorer
 
 
 @dataclass
@@ -70,6 +70,15 @@ class BecProOptions:
             "paper and the published data) or one per word piece under the model's tokenizer."
         },
     )
+    target: Literal["person", "profession"] = field(
+        default="person",
+        metadata={
+            "help": "person: the paper's association ln P(person | profession) / P(person | "
+            "prior); profession: ln P(profession | person), the profession's form scored "
+            "with the person shown and no prior, which sees a bias where the profession's "
+            "form gives the gender away (German; docs/demo.md)."
+        },
+    )
     n_resamples: int = field(
         default=5000, metadata={"help": "Bootstrap and permutation resamples.", "min": 1}
     )
@@ -79,6 +88,10 @@ class BecProOptions:
         if self.compat and self.mask_per != "word":
             raise CdsbiasError(
                 "becpro option compat=bartl2020 masks one [MASK] per word; drop mask_per."
+            )
+        if self.compat and self.target != "person":
+            raise CdsbiasError(
+                "becpro option compat=bartl2020 scores the person word; drop target=profession."
             )
 
 
@@ -135,6 +148,8 @@ class BecPro(Benchmark):
         out = rows.copy()
         if len(out) == 0:
             raise CdsbiasError("BEC-Pro data has no rows.")
+        if self.options.target == "profession":
+            return self._score_profession(scorer, out)
         if self.options.compat == "bartl2020":
             p_tm, p_tam, association = bartl2020_associations(
                 scorer, out["Sentence"].tolist(), out["Sent_TM"].tolist(), out["Sent_TAM"].tolist()
@@ -173,6 +188,32 @@ class BecPro(Benchmark):
         return out
 
     @staticmethod
+    def _score_profession(scorer: MaskedLMScorer, out: pd.DataFrame) -> pd.DataFrame:
+        """``association`` := ln P(profession | sentence with the profession masked).
+
+        The whole profession (every word piece of every word) is one slot, scored by the
+        chain rule. No prior is divided out: in German the prior P(form | person masked)
+        holds the form's gender, and the ratio would cancel the very association it is
+        meant to show (P(Elektrikerin | Sie ...) / P(Elektrikerin | [MASK] ...) depends on
+        the share of women overall, not on the profession). The per-profession gap
+        male − female rows is then ln P(profession | male) / P(profession | female), the
+        profession's gender association minus a constant overall gender ratio; compare
+        groups of professions, not its absolute size.
+        """
+        sentences = []
+        for index, row in enumerate(out.itertuples(index=False)):
+            span = _word_span(row.Sentence, row.Profession, last=True)
+            if span is None:
+                raise CdsbiasError(
+                    f"BEC-Pro row {index}: profession {row.Profession!r} is not a whole "
+                    f"phrase of {row.Sentence!r}."
+                )
+            sentences.append(row.Sentence[: span[0]] + MASK_PLACEHOLDER + row.Sentence[span[1] :])
+        out["association"] = scorer.target_log_probs(sentences, out["Profession"].tolist(), 0)
+        out["p_profession"] = np.exp(out["association"])
+        return out
+
+    @staticmethod
     def _profession_pieces(scorer: MaskedLMScorer, sentence: str, profession: str) -> int:
         """Word pieces the tokenizer gives the profession inside ``sentence``."""
         start, end = _word_span(sentence, profession, last=True)
@@ -198,6 +239,7 @@ class BecPro(Benchmark):
             "language": self.language,
             "mode": self.options.compat or "default",
             "mask_per": self.options.mask_per,
+            **({"target": "profession"} if self.options.target == "profession" else {}),
             "n_rows": len(frame),
             "n_distinct_sentences": int(pd.concat([frame["Sent_TM"], frame["Sent_TAM"]]).nunique()),
             "groups": {},

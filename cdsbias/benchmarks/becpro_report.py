@@ -57,7 +57,8 @@ def report_text(summary: dict[str, Any]) -> str:
     """A short table: per group means, gap with CI over professions, r, Holm p."""
     lines = [
         f"BEC-Pro ({summary['language']}, {summary['n_rows']} rows, "
-        f"mode {summary['mode']}, mask per {summary['mask_per']})",
+        f"mode {summary['mode']}, mask per {summary['mask_per']}"
+        + (", scored: ln P(profession | person))" if summary.get("target") else ")"),
         f"{'professions':<12} {'male persons':>13} {'female persons':>15} "
         f"{'gap':>8} {'gap 95% CI (prof.)':>21} {'r':>7} {'p (Holm)':>9}",
     ]

@@ -91,6 +91,8 @@ class CounterfactualMapper:
             The first batch each process maps is checked against the other languages
             (``check_language``): a corpus the chosen rules hardly touch gets a warning.
         language_option: How the user chose the language, named in that warning.
+        language_options: Passed to the language's constructor, e.g. ``{"agreement":
+            False}`` for German's naive variant.
     """
 
     def __init__(
@@ -108,6 +110,7 @@ class CounterfactualMapper:
         report: bool = False,
         language: str = "en",
         language_option: str = "cds_language",
+        language_options: dict[str, Any] | None = None,
     ) -> None:
         validate_settings(mode, probability)
         self.column = column
@@ -132,6 +135,8 @@ class CounterfactualMapper:
             self.language = language
         if language_option != "cds_language":
             self.language_option = language_option
+        if language_options:
+            self.language_options = dict(language_options)
         self._substituter = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -153,6 +158,7 @@ class CounterfactualMapper:
                 options["spacy_model"] = self.spacy_model
             if getattr(self, "wordlists", None) is not None:
                 options["wordlists"] = self.wordlists
+            options.update(getattr(self, "language_options", {}))
             self._substituter = build_substituter(
                 names=self.names,
                 analyzer=self.analyzer,

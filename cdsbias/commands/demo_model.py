@@ -12,6 +12,7 @@ DEPRECATED_ALIAS = "bootstrap-model"
 
 
 def register(subparsers: Any) -> None:
+    from cdsbias.data.occupations import LANGUAGES
     from cdsbias.demo.base_model import DemoModelSettings
 
     defaults = DemoModelSettings()
@@ -27,9 +28,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", type=Path, required=True, help="model folder")
     parser.add_argument("--steps", type=int, default=defaults.steps, help="training steps")
     parser.add_argument("--sentences", type=int, default=defaults.sentences)
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     parser.add_argument("--hidden-size", type=int, default=defaults.hidden_size)
     parser.add_argument("--layers", type=int, default=defaults.layers)
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--language", choices=LANGUAGES, default=defaults.language,
+        help="language of the occupational corpus: en (60 professions, U.S. shares of women), "
+        "de (their German forms and German shares) or da (68 Danish occupations); see "
+        "docs/demo.md",
+    )  # fmt: skip
+    parser.add_argument(
+        "--data-dir", type=Path, default=None,
+        help="folder laid out like shared/data holding the de/da benchmarks' data for the "
+        "report; default: the `cdsbias data fetch` cache",
+    )  # fmt: skip
     parser.add_argument("--force", action="store_true", help="rebuild even if cached")
     parser.set_defaults(func=run_demo_model)
 
@@ -44,9 +57,10 @@ def run_demo_model(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     settings = DemoModelSettings(
-        steps=args.steps, sentences=args.sentences, hidden_size=args.hidden_size,
-        layers=args.layers, seed=args.seed,
+        steps=args.steps, sentences=args.sentences, learning_rate=args.learning_rate,
+        hidden_size=args.hidden_size,
+        layers=args.layers, seed=args.seed, language=args.language,
     )  # fmt: skip
-    folder = build_demo_model(args.out, settings, force=args.force)
+    folder = build_demo_model(args.out, settings, force=args.force, data_dir=args.data_dir)
     print(describe(folder))
     return 0

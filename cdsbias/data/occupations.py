@@ -14,7 +14,10 @@ The professions and person words are read from the packaged BEC-Pro facts
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import NamedTuple
 
+from cdsbias.errors import unknown_name_error
 from cdsbias.resources import load_professions, read_text
 
 # Frames: {P} person phrase (sentence-initial or not), {J} profession with its article,
@@ -43,6 +46,8 @@ FRAMES = (
     "after school {P} wants to train as {J}.",
     "{P} met the other {j}s at a meeting.",
 )
+#: Languages the corpus is written in.
+LANGUAGES = ("en", "de", "da")
 SUBJECT = {"male": "he", "female": "she"}
 POSSESSIVE = {"male": "his", "female": "her"}
 
@@ -51,14 +56,47 @@ def _with_article(profession: str) -> str:
     return ("an " if profession[0] in "aeiou" else "a ") + profession
 
 
+class _Corpus(NamedTuple):
+    sentences: Callable[[int, int], list[str]]
+    person_words: Callable[[], set[str]]
+
+
+def _other_language(language: str) -> _Corpus:
+    if language == "de":
+        from cdsbias.data import occupations_de
+
+        return _Corpus(occupations_de.german_sentences, occupations_de.person_words)
+    if language == "da":
+        from cdsbias.data import occupations_da
+
+        return _Corpus(occupations_da.danish_sentences, occupations_da.person_words)
+    raise unknown_name_error("occupational-corpus language", language, LANGUAGES)
+
+
+def person_words(language: str = "en") -> set[str]:
+    """Lower-case person words and pronouns of a language's corpus (the last word of
+    each person phrase, and the gendered pronouns)."""
+    if language != "en":
+        return _other_language(language).person_words()
+    words = {w.split()[-1] for pair in person_pairs() for w in pair}
+    return words | set(SUBJECT.values()) | set(POSSESSIVE.values())
+
+
 def person_pairs() -> list[tuple[str, str]]:
     """The 9 BEC-Pro (male, female) person phrases."""
     lines = read_text("becpro", "persons_en.tsv").strip().splitlines()[1:]
     return [tuple(line.split("\t")[1:3]) for line in lines]  # type: ignore[misc]
 
 
-def occupational_sentences(n: int, seed: int) -> list[str]:
-    """``n`` sentences; each profession's person is female with its BLS % female probability."""
+def occupational_sentences(n: int, seed: int, language: str = "en") -> list[str]:
+    """``n`` sentences; each profession's person is female with its share of women.
+
+    ``en``: the 60 BEC-Pro professions with their BLS % female; ``de``: the same
+    professions in German forms with the German shares (:mod:`.occupations_de`); ``da``:
+    the occupations of DaWinoBias and ABC (:mod:`.occupations_da`).
+    """
+    if language != "en":
+        return _other_language(language).sentences(n, seed)
     rng = random.Random(seed)
     professions = load_professions()[["profession", "percent_female_us"]].values.tolist()
     pairs = person_pairs()

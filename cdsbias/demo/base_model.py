@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cdsbias.data.occupations import occupational_sentences, person_pairs
+from cdsbias.data.occupations import LANGUAGES, occupational_sentences, person_words
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_output_dir, atomic_write_text
 from cdsbias.train.wordpiece import train_wordpiece
@@ -52,9 +52,14 @@ class DemoModelSettings:
     person_mask_probability: float = 0.5
     mlm_probability: float = 0.15
     seed: int = 0
+    #: Language of the occupational corpus (cdsbias.data.occupations): en, de or da.
+    language: str = "en"
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        values = asdict(self)
+        if values["language"] == "en":
+            del values["language"]  # English models built before the field keep their cache
+        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class PersonMaskingCollator:
@@ -97,8 +102,8 @@ class PersonMaskingCollator:
         return batch
 
 
-def _person_token_ids(tokenizer: Any) -> set[int]:
-    words = {w.split()[-1] for pair in person_pairs() for w in pair} | {"he", "she", "his", "her"}
+def _person_token_ids(tokenizer: Any, language: str = "en") -> set[int]:
+    words = person_words(language)
     ids = set()
     for word in words:
         pieces = tokenizer(word, add_special_tokens=False)["input_ids"]
@@ -113,11 +118,13 @@ def build_demo_model(
     *,
     force: bool = False,
     progress: bool = True,
+    data_dir: str | Path | None = None,
 ) -> Path:
     """Pre-trains (or reuses the cached) demo model in ``out_dir``; returns the folder.
 
     The folder holds the model, its tokenizer and ``demo_model_report.json`` (settings,
-    training time, and the BEC-Pro result of the finished model).
+    training time, and the bias the finished model learnt: English BEC-Pro; for ``de`` and
+    ``da`` the language's benchmarks, read from ``data_dir`` or the fetch cache).
     """
     # torch, datasets and transformers are imported here, not at the top: the CLI imports
     # this module to build its parser (for the settings' defaults).
@@ -132,6 +139,11 @@ def build_demo_model(
     from cdsbias.scoring import MaskedLMScorer
 
     settings = settings or DemoModelSettings()
+    if settings.language not in LANGUAGES:
+        raise CdsbiasError(
+            f"demo-model language {settings.language!r} has no occupational corpus; use one "
+            f"of {', '.join(LANGUAGES)}."
+        )
     out_dir = Path(out_dir)
     report_path = out_dir / REPORT_FILE
     if report_path.exists() and not force:
@@ -145,7 +157,7 @@ def build_demo_model(
     hf_logging.set_verbosity_error()
     started = time.perf_counter()
     torch.manual_seed(settings.seed)
-    sentences = occupational_sentences(settings.sentences, settings.seed)
+    sentences = occupational_sentences(settings.sentences, settings.seed, settings.language)
     tokenizer = train_wordpiece(sentences, vocab_size=2000)
     dataset = Dataset.from_dict({"text": sentences}).map(
         lambda b: tokenizer(b["text"]), batched=True, remove_columns=["text"],
@@ -154,11 +166,14 @@ def build_demo_model(
     config = BertConfig(
         vocab_size=len(tokenizer), hidden_size=settings.hidden_size,
         num_hidden_layers=settings.layers, num_attention_heads=settings.heads,
-        intermediate_size=4 * settings.hidden_size, max_position_embeddings=64,
+        intermediate_size=4 * settings.hidden_size,
+        # The Danish benchmarks' words are mostly outside the corpus vocabulary and split
+        # into characters: their sentences need more positions than the corpus's own.
+        max_position_embeddings=64 if settings.language != "da" else 256,
     )  # fmt: skip
     model = BertForMaskedLM(config)
     collator = PersonMaskingCollator(
-        tokenizer, _person_token_ids(tokenizer), settings.mlm_probability,
+        tokenizer, _person_token_ids(tokenizer, settings.language), settings.mlm_probability,
         settings.person_mask_probability,
     )  # fmt: skip
     with atomic_output_dir(out_dir) as staging:
@@ -177,6 +192,15 @@ def build_demo_model(
         tokenizer.save_pretrained(staging)
         trained_seconds = time.perf_counter() - started
         scorer = MaskedLMScorer(model.eval(), tokenizer, batch_size=256)
+        if settings.language != "en":
+            report = {
+                "fingerprint": settings.fingerprint(),
+                "settings": asdict(settings),
+                "train_seconds": round(trained_seconds, 1),
+                "benchmarks": language_benchmarks(scorer, settings.language, data_dir),
+            }
+            atomic_write_text(staging / REPORT_FILE, json.dumps(report, indent=2) + "\n")
+            return out_dir
         result = BecPro(n_resamples=1000).evaluate(scorer)
         summary, metrics = result.summary, result.metrics
         report = {
@@ -197,9 +221,57 @@ def build_demo_model(
     return out_dir
 
 
+#: The benchmarks a German or Danish demo model is measured with: (name, options).
+LANGUAGE_BENCHMARKS = {
+    "de": (("becpro", {}), ("becpro", {"target": "profession"})),
+    "da": (("dawinobias", {}), ("abc", {})),
+}
+
+
+def language_benchmarks(
+    scorer: Any, language: str, data_dir: str | Path | None
+) -> dict[str, dict[str, Any]]:
+    """The headline metrics of the language's benchmarks on ``scorer``'s model.
+
+    Keyed ``name`` or ``name[option=value]``; a benchmark whose data is missing holds
+    ``{"error": message}`` instead (the model is still usable).
+    """
+    from cdsbias.benchmarks import build_benchmark
+
+    results: dict[str, dict[str, Any]] = {}
+    for name, options in LANGUAGE_BENCHMARKS[language]:
+        key = name + "".join(f"[{k}={v}]" for k, v in options.items())
+        spec = {**options, "language": language}
+        try:
+            benchmark = build_benchmark(
+                name, spec, data_dir=str(data_dir) if data_dir else None, n_resamples=1000
+            )
+            result = benchmark.evaluate(scorer)
+        except CdsbiasError as exc:
+            results[key] = {"error": str(exc)}
+            continue
+        results[key] = {m.key: result.metrics.get(m.key) for m in benchmark.headline_metrics()}
+        if name == "becpro":
+            results[key]["profession_test_p"] = result.metrics["profession_test_p"]
+            results[key]["per_profession_gap"] = {
+                p: v["gap"] for p, v in result.summary["professions"].items()
+            }
+    return results
+
+
 def describe(folder: str | Path) -> str:
     """Two lines on a built demo model: where it is and the bias it learnt."""
     report = json.loads((Path(folder) / REPORT_FILE).read_text(encoding="utf-8"))
+    if "benchmarks" in report:
+        lines = [f"demo model: {folder} (trained in {report['train_seconds']:.0f} s)"]
+        for key, metrics in report["benchmarks"].items():
+            shown = ", ".join(
+                f"{k} {v:.3g}" if k.endswith("_p") else f"{k} {v:+.3f}"
+                for k, v in metrics.items()
+                if isinstance(v, (int, float))
+            )
+            lines.append(f"{key}: {metrics.get('error', shown)}")
+        return "\n".join(lines)
     becpro = report["becpro"]
     return (
         f"demo model: {folder} (trained in {report['train_seconds']:.0f} s)\n"

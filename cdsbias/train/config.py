@@ -95,6 +95,13 @@ class DataConfig:
     occupation_seed: int = field(
         default=1, metadata={"help": "Seed of the 'occupations' corpus (bootstrap uses 0)."}
     )
+    occupation_language: str = field(
+        default="en",
+        metadata={
+            "help": "Language of the 'occupations' corpus: en, de or da "
+            "(cdsbias.data.occupations); cds_language must match it."
+        },
+    )
     data_dir: str | None = field(
         default=None,
         metadata={
@@ -186,6 +193,14 @@ class CDSConfig:
         metadata={
             "help": "Language of the corpus, whose CDS rules swap it: en, da, ... "
             "(cdsbias.cds.languages; `cdsbias cds --language`)."
+        },
+    )
+    cds_agreement: bool = field(
+        default=True,
+        metadata={
+            "help": "German only: false is the naive variant German(agreement=False), which "
+            "swaps nouns and pronouns word for word and re-inflects nothing that agrees "
+            "with them (Zmigrod et al. 2019's baseline; docs/cds_german.md)."
         },
     )
 

@@ -60,7 +60,9 @@ def _occupation_documents(data: DataConfig) -> Any:
     import datasets
 
     # A different seed from the demo model's pre-training corpus: same kind of text, new sentences.
-    texts = occupational_sentences(data.occupation_sentences, seed=data.occupation_seed)
+    texts = occupational_sentences(
+        data.occupation_sentences, seed=data.occupation_seed, language=data.occupation_language
+    )
     return datasets.Dataset.from_dict(
         {"id": [f"occupations-{i}" for i in range(len(texts))], "text": texts}
     )
@@ -174,6 +176,7 @@ def counterfactual_mapper(cds: CDSConfig, columns: Any) -> Any:
         "text", mode=cds.cds_mode, probability=cds.cds_probability, seed=cds.cds_seed,
         names=cds.cds_names, id_column="id" if "id" in (columns or ()) else None,
         language=cds.cds_language,
+        language_options=None if cds.cds_agreement else {"agreement": False},
     )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdsbias.cds.languages import language_class
 from cdsbias.data.corpora import validate_corpus
+from cdsbias.data.occupations import LANGUAGES as OCCUPATION_LANGUAGES
 from cdsbias.errors import CdsbiasError
 from cdsbias.runs.card_recipe import SCRATCH_KEYS
 
@@ -49,6 +50,23 @@ def validate_recipe(recipe: Recipe, command_line: dict[str, Any]) -> None:
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
     language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
+    if not cds.cds_agreement and cds.cds_language != "de":
+        raise CdsbiasError(
+            f"cds_agreement: false is German's naive variant; cds_language is "
+            f"'{cds.cds_language}'. Drop cds_agreement or set cds_language: de."
+        )
+    if "occupations" in data.dataset:
+        if data.occupation_language not in OCCUPATION_LANGUAGES:
+            raise CdsbiasError(
+                f"occupation_language '{data.occupation_language}' has no occupational "
+                f"corpus; use one of {', '.join(OCCUPATION_LANGUAGES)}."
+            )
+        if cds.cds_mode != "none" and data.occupation_language != cds.cds_language:
+            raise CdsbiasError(
+                f"occupation_language is '{data.occupation_language}' but cds_language is "
+                f"'{cds.cds_language}': the corpus would be swapped with another language's "
+                f"rules; set both to the same language."
+            )
     if not model.init_from_scratch and not model.model_name_or_path:
         raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
     if model.init_from_scratch and "model_name_or_path" in recipe.source:
