@@ -56,7 +56,7 @@ def test_each_dataset_spec_lives_with_the_code_that_reads_it():
         stereoset_data,
         winobias,
     )
-    from cdsbias.train import gap_data
+    from cdsbias.data import gap as gap_data
 
     owners = {
         "gap": gap_data, "becpro": becpro_data, "winobias": winobias,
