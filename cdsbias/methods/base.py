@@ -191,6 +191,10 @@ class Method:
         the step may read: the corpus, the batched scorer of the model, the run folder."""
         return model
 
+    def check_benchmarks(self, benchmarks: list[Any]) -> None:
+        """Refuses benchmarks the method cannot be scored on (raise ``CdsbiasError``),
+        checked when the recipe is read."""
+
     def wrap_scorer(self, scorer: Any) -> Any:
         """``posthoc`` role acting at scoring time (a decoding rule): returns the scorer
         the benchmarks use."""

@@ -158,6 +158,11 @@ class MethodPlan:
         """The scorer of the post-hoc point (a decoding rule's; the scorer without one)."""
         return self.posthoc.wrap_scorer(scorer) if self.posthoc else scorer
 
+    def check_benchmarks(self, benchmarks: list[Any]) -> None:
+        """Every method's :meth:`Method.check_benchmarks`."""
+        for method in self.methods:
+            method.check_benchmarks(benchmarks)
+
     @property
     def changes_scoring(self) -> bool:
         """Whether the post-hoc method changes what the scorer reads (see

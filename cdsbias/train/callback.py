@@ -85,8 +85,9 @@ class BiasEvalCallback(TrainerCallback):
             scoring time, :meth:`~cdsbias.methods.MethodPlan.wrap_scorer`); default none.
         heldout_through_scorer: Read the held-out loss through the scorer at every point
             (:func:`~cdsbias.scoring.self_debias.debiased_mlm_loss`: the mean ``-ln p`` of
-            the masked tokens under the distribution the scorer reads), so a decoding
-            rule's point is measured as the others; else the Trainer's evaluation loss.
+            the labelled tokens, all masked, under the distribution the scorer reads), so a
+            decoding rule's point is measured as the others; else the Trainer's
+            evaluation loss.
 
     Raises:
         CdsbiasError: No benchmark given, or a benchmark's data cannot be loaded.
@@ -229,11 +230,18 @@ class BiasEvalCallback(TrainerCallback):
         return point
 
     def _scorer_heldout_loss(self, scorer: Any) -> float:
-        """The held-out MLM loss under the distribution ``scorer`` reads."""
+        """The held-out MLM loss under the distribution ``scorer`` reads, with every
+        labelled position masked (the collator's 10% random and 10% kept tokens too: a
+        decoding rule reads masked positions only), the same way at every point."""
         from cdsbias.scoring.self_debias import debiased_mlm_loss
 
         data = self.heldout_dataset
-        return debiased_mlm_loss(scorer, data["input_ids"], data["labels"])
+        labels = [list(row) for row in data["labels"]]
+        inputs = [
+            [scorer.mask_id if label != -100 else token for token, label in zip(ids, row)]
+            for ids, row in zip(data["input_ids"], labels, strict=True)
+        ]
+        return debiased_mlm_loss(scorer, inputs, labels)
 
     # ---------------------------------------------------------------- outputs
     def _write_checkpoint_summary(
