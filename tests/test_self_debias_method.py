@@ -114,3 +114,13 @@ def test_plan_wraps_the_scorer_without_touching_the_plain_one():
     wrapped = plan.wrap_scorer(plain)
     assert plain.self_debias is None and wrapped.self_debias.prefix == "Be fair: "
     assert plan_from_values({}).wrap_scorer(plain) is plain
+
+
+def test_the_card_of_a_posthoc_only_run_shows_before_and_after(posthoc_run, tmp_path):
+    out = tmp_path / "published"
+    assert cli(["publish", str(posthoc_run), "--repo-id", "org/sd", "--dry-run",
+                "--out", str(out)]) == 0  # fmt: skip
+    card = (out / "README.md").read_text()
+    assert "## Bias before (step 0) and after (step 0, post-hoc)" in card
+    assert "- **Self-Debias**: the reported scores after it were read under Self-Debias" in card
+    assert "Schick, T., Udupa, S., & Schütze, H. (2021)" in card

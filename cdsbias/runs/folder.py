@@ -194,9 +194,12 @@ class RunFolder:
         """The post-hoc fit's record (empty when the run fitted nothing)."""
         return self._load(self.path / POSTHOC_FIT_FILE)
 
-    def summary_at(self, step: int, benchmark: str) -> dict[str, Any] | None:
-        """A benchmark's ``summary.json`` at ``step``, if it was written."""
-        path = self.results_dir(step) / benchmark / "summary.json"
+    def summary_at(
+        self, step: int, benchmark: str, *, posthoc: bool = False
+    ) -> dict[str, Any] | None:
+        """A benchmark's ``summary.json`` at ``step`` (``posthoc``: its post-hoc point), if
+        it was written."""
+        path = self.results_dir(step, posthoc=posthoc) / benchmark / "summary.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:
