@@ -1,0 +1,387 @@
+"""Linear concept erasure fitted once on sentence features: SentenceDebias, INLP, LEACE.
+
+Each fit returns an :class:`AffineErasure`, the map ``x ↦ P x + b`` applied to every
+token's final hidden state (``b = 0`` for the two orthogonal projections), with what a
+run folder records about the fit. :mod:`cdsbias.methods.head_fold` folds the map into a
+masked LM's head or hooks it onto the base model's output.
+
+* **SentenceDebias** (Liang et al. 2020, "Towards Debiasing Sentence Representations"):
+  ``P = I − U Uᵀ`` with ``U`` the first principal component(s) of counterfactual pairs'
+  embeddings centred on their pair mean (:func:`sentence_debias_subspace`).
+* **INLP** (Ravfogel et al. 2020, "Null It Out"): linear classifiers trained one after
+  another, each on the data projected onto the nullspaces of the previous ones; ``P`` the
+  projection onto the intersection of all their nullspaces (:func:`inlp_projection`).
+* **LEACE** (Belrose et al. 2023, "LEACE: Perfect linear concept erasure in closed form"):
+  the least-squares affine map after which no linear classifier beats a constant one —
+  the class-conditional means of the erased features are equal (:func:`leace_eraser`).
+
+Meade et al. (2022, bias-bench) choices are followed and named in each docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cdsbias.errors import CdsbiasError
+
+#: Methods whose fits this module provides (the recipe's ``posthoc_method`` values).
+ERASURE_METHODS = ("sentence_debias", "inlp", "leace")
+
+#: File names of a saved :class:`AffineErasure` (in a run folder or a published model).
+ERASURE_FILE = "posthoc_erasure.safetensors"
+ERASURE_RECORD = "posthoc_fit.json"
+
+
+@dataclass
+class AffineErasure:
+    """The fitted map ``x ↦ P x + b`` on hidden states of size ``d``, and its fit record.
+
+    Attributes:
+        method: ``sentence_debias``, ``inlp`` or ``leace``.
+        projection: ``P``, ``[d, d]`` float64 (symmetric for SentenceDebias and INLP; an
+            oblique projection for LEACE).
+        bias: ``b``, ``[d]`` float64 (zeros for the linear methods).
+        rank_removed: ``d − rank(P)``: how many directions the map removes.
+        dev_accuracy: INLP's held-out accuracy of each iteration's classifier, before it
+            was projected out (empty for the other methods).
+        sentences_per_class: Fit sentences per class (``male``/``female``/``neutral`` for
+            INLP and LEACE, pairs for SentenceDebias), filled in by the caller that chose them.
+        fit_seconds: Wall time of the fit itself (features given).
+        details: Method-specific facts (classifier settings, explained variance, ...).
+    """
+
+    method: str
+    projection: np.ndarray
+    bias: np.ndarray
+    rank_removed: int
+    dev_accuracy: list[float] = field(default_factory=list)
+    sentences_per_class: dict[str, int] = field(default_factory=dict)
+    fit_seconds: float = 0.0
+    details: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.projection.shape[0])
+
+    def apply(self, features: np.ndarray) -> np.ndarray:
+        """``P x + b`` for each row ``x`` of ``features`` (``[n, d]``)."""
+        return np.asarray(features, dtype=np.float64) @ self.projection.T + self.bias
+
+    def record(self) -> dict[str, object]:
+        """What the run folder records of the fit (JSON-ready; no matrices)."""
+        out = asdict(self)
+        del out["projection"], out["bias"]
+        out["hidden_size"] = self.hidden_size
+        out["affine"] = bool(np.any(self.bias))
+        return out
+
+    def save(self, folder: str | Path) -> None:
+        """Writes ``P`` and ``b`` (safetensors) and the record (JSON) into ``folder``.
+
+        Both files are written to temporary names first and renamed, so a crash leaves
+        either the old pair or the new one.
+        """
+        from safetensors.numpy import save_file
+
+        from cdsbias.io import atomic_path, atomic_write_text
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_path(folder / ERASURE_FILE) as tmp:
+            save_file({"projection": self.projection, "bias": self.bias}, str(tmp))
+        atomic_write_text(folder / ERASURE_RECORD, json.dumps(self.record(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> AffineErasure:
+        """Reads what :meth:`save` wrote.
+
+        Raises:
+            CdsbiasError: If either file is missing.
+        """
+        from safetensors.numpy import load_file
+
+        folder = Path(folder)
+        missing = [n for n in (ERASURE_FILE, ERASURE_RECORD) if not (folder / n).is_file()]
+        if missing:
+            raise CdsbiasError(f"{folder} holds no fitted erasure ({', '.join(missing)} missing).")
+        tensors = load_file(str(folder / ERASURE_FILE))
+        record = json.loads((folder / ERASURE_RECORD).read_text(encoding="utf-8"))
+        for key in ("hidden_size", "affine"):
+            record.pop(key, None)
+        return cls(projection=tensors["projection"], bias=tensors["bias"], **record)
+
+
+def _rank_removed(projection: np.ndarray) -> int:
+    d = projection.shape[0]
+    return int(d - np.linalg.matrix_rank(projection, hermitian=False))
+
+
+def _as_features(name: str, x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise CdsbiasError(f"{name} must be a non-empty [n, hidden] array, got shape {x.shape}.")
+    if not np.all(np.isfinite(x)):
+        raise CdsbiasError(f"{name} holds NaN or infinite values.")
+    return x
+
+
+# ------------------------------------------------------------------------ SentenceDebias
+def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -> AffineErasure:
+    """SentenceDebias's bias subspace and the projection that removes it.
+
+    Liang et al. (2020), as bias-bench's ``compute_gender_subspace``: for each
+    counterfactual pair ``(m_i, f_i)`` (the same sentence with the male and the female word;
+    bias-bench embeds each by the attention-masked mean of the last hidden layer and
+    L2-normalises it — the caller's encoder does that), centre both on the pair mean
+    ``μ_i = (m_i + f_i)/2``, stack ``{m_i − μ_i} ∪ {f_i − μ_i}`` and take the first ``k``
+    principal components ``U`` (scikit-learn ``PCA``; bias-bench keeps ``k = 1``). Every
+    token's hidden state is then debiased by ``x ↦ (I − U Uᵀ) x``, as bias-bench's hook
+    ``x − (x·v) v / (v·v)`` does for one direction.
+
+    The stacked rows sum to zero, so PCA's own centring changes nothing and the subspace
+    is that of the paired differences ``m_i − f_i``. The sign of each component is fixed
+    so that the mean difference ``mean(m − f)`` projects non-negatively (the component
+    points the male way); a component orthogonal to it has its largest coordinate made
+    positive. The projection does not depend on these signs.
+
+    Args:
+        male: ``[n, d]`` embeddings of the male side of each pair.
+        female: ``[n, d]`` embeddings of the female side, row-aligned with ``male``.
+        k: Number of components removed (``sentence_debias_components``).
+
+    Returns:
+        The erasure; ``details`` holds the components and their explained variance ratio.
+
+    Raises:
+        CdsbiasError: On mismatched shapes, too few pairs for ``k`` or a bad ``k``.
+    """
+    from sklearn.decomposition import PCA
+
+    start = time.perf_counter()
+    male, female = _as_features("male", male), _as_features("female", female)
+    if male.shape != female.shape:
+        raise CdsbiasError(
+            f"SentenceDebias needs aligned pairs: {male.shape[0]} male and {female.shape[0]} "
+            f"female embeddings of sizes {male.shape[1]} and {female.shape[1]}."
+        )
+    n, d = male.shape
+    if not 1 <= k <= min(n, d):
+        raise CdsbiasError(
+            f"sentence_debias_components must be between 1 and {min(n, d)} "
+            f"(pairs and hidden size), got {k}."
+        )
+    mean = (male + female) / 2.0
+    stacked = np.concatenate([male - mean, female - mean], axis=0)
+    pca = PCA(n_components=k, svd_solver="full").fit(stacked)
+    components = np.array(pca.components_, dtype=np.float64)
+    difference = (male - female).mean(axis=0)
+    for row in components:
+        along = float(row @ difference)
+        flip = along < 0 if abs(along) > 1e-12 else row[np.argmax(np.abs(row))] < 0
+        if flip:
+            row *= -1
+    projection = np.eye(d) - components.T @ components
+    return AffineErasure(
+        method="sentence_debias",
+        projection=projection,
+        bias=np.zeros(d),
+        rank_removed=k,
+        sentences_per_class={"pairs": n},
+        fit_seconds=time.perf_counter() - start,
+        details={
+            "components": components.tolist(),
+            "explained_variance_ratio": [float(r) for r in pca.explained_variance_ratio_],
+        },
+    )
+
+
+# -------------------------------------------------------------------------------- INLP
+#: bias-bench's LinearSVC settings (``_apply_nullspace_projection``, "the same classifier
+#: hyperparameters as Liang et al.").
+INLP_CLASSIFIER = {"fit_intercept": False, "class_weight": None, "dual": False, "random_state": 0}
+
+
+def _orthonormal_basis(matrix: np.ndarray) -> np.ndarray:
+    """``scipy.linalg.orth``: an orthonormal basis of the column space (INLP's choice)."""
+    from scipy.linalg import orth
+
+    if np.allclose(matrix, 0):
+        return np.zeros((matrix.shape[0], 0))
+    return orth(matrix)
+
+
+def inlp_split(
+    x: np.ndarray, y: np.ndarray, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """bias-bench's split of INLP's features: 30% test, then 30% of the rest as dev.
+
+    ``train_test_split(test_size=0.3, random_state=0)`` twice, as bias-bench's
+    ``_split_gender_dataset``; the test part is not used by the fit (bias-bench drops it
+    too), so train is 49% and dev 21% of the sentences.
+
+    Returns:
+        ``(x_train, y_train, x_dev, y_dev)``.
+    """
+    from sklearn.model_selection import train_test_split
+
+    x_rest, _, y_rest, _ = train_test_split(x, y, test_size=0.3, random_state=seed)
+    x_train, x_dev, y_train, y_dev = train_test_split(
+        x_rest, y_rest, test_size=0.3, random_state=seed
+    )
+    return x_train, y_train, x_dev, y_dev
+
+
+def inlp_projection(
+    x: np.ndarray,
+    y: np.ndarray,
+    iterations: int = 80,
+    *,
+    dev: tuple[np.ndarray, np.ndarray] | None = None,
+    seed: int = 0,
+) -> AffineErasure:
+    """Iterative Nullspace Projection (Ravfogel et al. 2020), with bias-bench's settings.
+
+    Iteration ``i`` trains a linear classifier ``W_i`` (scikit-learn ``LinearSVC`` with
+    :data:`INLP_CLASSIFIER`; one-vs-rest, so ``W_i`` has one row per class when there are
+    three — male, female, neutral — and one row for two classes) on the training features
+    projected onto ``N(W_1) ∩ … ∩ N(W_{i−1})``, records its dev accuracy, and adds
+    ``P_R(W_i) = B_i B_iᵀ`` (``B_i`` an orthonormal basis of ``W_i``'s row space). The
+    projection onto the intersection of all nullspaces is, by Ben-Israel's formula as in
+    Ravfogel et al.'s ``debias.py``, ``P = I − P_R(Σ_i P_R(W_i))``. Since the range of
+    ``Σ_i B_i B_iᵀ`` is the column space of ``[B_1 … B_n]``, this computes the same ``P``
+    as ``I − Q Qᵀ`` with ``Q`` an orthonormal basis of the stacked ``B_i`` — an SVD of a
+    ``d × 3n`` matrix per iteration instead of a ``d × d`` one. Every classifier is kept
+    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
+
+    The hidden size is the features' width (bias-bench hard-codes 768).
+
+    Args:
+        x: ``[n, d]`` sentence features (bias-bench: the mean over all tokens, special
+            tokens included, of the last hidden layer).
+        y: ``[n]`` class labels (bias-bench: 1 male, 0 female, −1 neutral).
+        iterations: Classifiers trained (``inlp_iterations``; bias-bench's 80).
+        dev: ``(x_dev, y_dev)``; default :func:`inlp_split` of ``x, y``.
+        seed: Seed of that split.
+
+    Returns:
+        The erasure; ``dev_accuracy`` has one entry per iteration.
+
+    Raises:
+        CdsbiasError: On fewer than two classes, mismatched lengths or ``iterations < 1``.
+    """
+    from sklearn.svm import LinearSVC
+
+    x = _as_features("INLP features", x)
+    y = np.asarray(y)
+    if len(y) != len(x):
+        raise CdsbiasError(f"INLP got {len(x)} feature rows but {len(y)} labels.")
+    if iterations < 1:
+        raise CdsbiasError(f"inlp_iterations must be at least 1, got {iterations}.")
+    if dev is None:
+        x_train, y_train, x_dev, y_dev = inlp_split(x, y, seed)
+    else:
+        x_train, y_train = x, y
+        x_dev, y_dev = _as_features("INLP dev features", dev[0]), np.asarray(dev[1])
+    if len(np.unique(y_train)) < 2:
+        raise CdsbiasError("INLP needs at least two classes among its training sentences.")
+    start = time.perf_counter()
+    d = x.shape[1]
+    bases: list[np.ndarray] = []
+    removed = np.zeros((d, 0))
+    accuracy: list[float] = []
+    train_now, dev_now = x_train, x_dev
+    for _ in range(iterations):
+        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now, y_train)
+        accuracy.append(float(classifier.score(dev_now, y_dev)))
+        bases.append(_orthonormal_basis(np.atleast_2d(classifier.coef_).T))
+        removed = _orthonormal_basis(np.concatenate(bases, axis=1))
+        # Project the *original* features, as Ravfogel et al. do, so rounding does not
+        # accumulate over iterations.
+        train_now = x_train - (x_train @ removed) @ removed.T
+        dev_now = x_dev - (x_dev @ removed) @ removed.T
+    projection = np.eye(d) - removed @ removed.T
+    return AffineErasure(
+        method="inlp",
+        projection=projection,
+        bias=np.zeros(d),
+        rank_removed=int(removed.shape[1]),
+        dev_accuracy=accuracy,
+        fit_seconds=time.perf_counter() - start,
+        details={
+            "classifier": "sklearn.svm.LinearSVC",
+            "classifier_params": dict(INLP_CLASSIFIER),
+            "iterations": iterations,
+            "train_sentences": len(x_train),
+            "dev_sentences": len(x_dev),
+        },
+    )
+
+
+# ------------------------------------------------------------------------------- LEACE
+def leace_eraser(x: np.ndarray, z: np.ndarray) -> AffineErasure:
+    """LEACE (Belrose et al. 2023) through EleutherAI's ``concept-erasure`` package.
+
+    With ``Σ_xx`` the features' covariance (the package shrinks it toward a scaled
+    identity, Ledoit-Wolf style), ``Σ_xz`` their cross-covariance with the one-hot concept
+    ``z``, ``W = Σ_xx^{-1/2}`` (pseudo-inverse square root) and ``U`` an orthonormal basis
+    of ``col(W Σ_xz)``, the eraser is the affine map
+
+        ``x ↦ x − W⁺ U Uᵀ W (x − E[x])``   i.e.   ``P = I − W⁺ U Uᵀ W``, ``b = (I − P) E[x]``,
+
+    the least-squares change of ``x`` after which ``Cov(P x + b, z) = 0``: every class has
+    the same mean, so no linear classifier does better than a constant. It removes at most
+    ``classes − 1`` directions. The package's defaults are kept (``affine=True``,
+    shrinkage, singular values of ``W Σ_xz`` under 0.01 dropped, and the covariance-trace
+    constraint that mixes ``P`` toward the orthogonal projection if erasure would raise the
+    features' total variance — a guard for features fed back into a model).
+
+    bias-bench has no LEACE; its INLP sentences and mean pooling are the natural inputs.
+
+    Args:
+        x: ``[n, d]`` sentence features.
+        z: ``[n]`` class labels (any hashable values; one-hot encoded here).
+
+    Returns:
+        The erasure (an oblique projection ``P`` and a non-zero ``b``).
+
+    Raises:
+        CdsbiasError: On fewer than two classes or mismatched lengths.
+    """
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        # The package decorates a helper with torch.jit.script, deprecated in torch 2.13.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from concept_erasure import LeaceFitter
+
+    x = _as_features("LEACE features", x)
+    z = np.asarray(z)
+    if len(z) != len(x):
+        raise CdsbiasError(f"LEACE got {len(x)} feature rows but {len(z)} labels.")
+    classes, codes = np.unique(z, return_inverse=True)
+    if len(classes) < 2:
+        raise CdsbiasError("LEACE needs at least two classes among its sentences.")
+    start = time.perf_counter()
+    one_hot = torch.nn.functional.one_hot(torch.from_numpy(codes), len(classes)).double()
+    fitter = LeaceFitter.fit(torch.from_numpy(x), one_hot)
+    eraser = fitter.eraser
+    d = x.shape[1]
+    low_rank = (eraser.proj_left @ eraser.proj_right).numpy()
+    projection = np.eye(d) - low_rank
+    bias = low_rank @ eraser.bias.numpy() if eraser.bias is not None else np.zeros(d)
+    return AffineErasure(
+        method="leace",
+        projection=projection,
+        bias=bias,
+        rank_removed=int(np.linalg.matrix_rank(low_rank)),
+        sentences_per_class={},
+        fit_seconds=time.perf_counter() - start,
+        details={"package": "concept-erasure", "classes": [str(c) for c in classes]},
+    )

@@ -1,0 +1,148 @@
+"""Fitting a post-hoc erasure on a model: fit sentences → encodings → :class:`AffineErasure`.
+
+The one path a post-hoc method takes, whatever wires it (``posthoc_only`` or after
+training): :func:`fit_posthoc` chooses sentences from the corpus
+(:mod:`cdsbias.methods.fit_sentences`), encodes them with the batched encoder
+(:func:`cdsbias.scoring.embeddings.encode_sentences`: deduplicated, length-sorted, padding
+masked, so each row equals a one-sentence forward pass) and fits the map
+(:mod:`cdsbias.methods.erasure`). The result records what the run folder needs: method,
+word-list source and hash, sentences per class, per-iteration dev accuracy, rank removed,
+selection, encoding and fit seconds. :func:`cdsbias.methods.head_fold.fold` then applies it.
+
+Features, as bias-bench computes them for each method:
+
+* SentenceDebias (``bias_bench/debias/sentence_debias.py``): the last hidden layer
+  averaged over the attention mask, L2-normalised, inputs truncated to 128 tokens.
+* INLP (``bias_bench/debias/inlp/context_nullspace_projection.py``): the last hidden layer
+  averaged over all tokens, special tokens included, not normalised, inputs truncated to
+  the model's limit. LEACE (absent from bias-bench) uses INLP's sentences and features.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from cdsbias.errors import unknown_name_error
+from cdsbias.methods.erasure import (
+    ERASURE_METHODS,
+    AffineErasure,
+    inlp_projection,
+    leace_eraser,
+    sentence_debias_subspace,
+)
+from cdsbias.methods.fit_sentences import (
+    INLP_LABELS,
+    INLP_MIN_SENTENCES_PER_CLASS,
+    INLP_SENTENCES_PER_CLASS,
+    WordPairs,
+    load_fit_pairs,
+    select_counterfactual_pairs,
+    select_inlp_sentences,
+)
+from cdsbias.scoring.embeddings import encode_sentences
+
+#: bias-bench's ``max_length`` for SentenceDebias's encodings (special tokens included).
+SENTENCE_DEBIAS_MAX_TOKENS = 128
+
+
+def clip_to_tokens(tokenizer: Any, sentences: list[str], limit: int | None) -> list[str]:
+    """Each sentence cut after the last token that fits in ``limit`` (special tokens
+    included), as ``truncation=True, max_length=limit`` would cut its input ids."""
+    if limit is None:
+        return sentences
+    lengths = [len(ids) for ids in tokenizer(sentences, add_special_tokens=True)["input_ids"]]
+    out = list(sentences)
+    for i, length in enumerate(lengths):
+        text = sentences[i]
+        while length > limit:
+            encoded = tokenizer(
+                text, add_special_tokens=True, truncation=True, max_length=limit,
+                return_offsets_mapping=True,
+            )  # fmt: skip
+            end = max(stop for _, stop in encoded["offset_mapping"])
+            # Re-tokenising a cut text can merge pieces differently; cut once more if so.
+            text = text[:end] if end < len(text) else text.rsplit(" ", 1)[0]
+            length = len(tokenizer(text, add_special_tokens=True)["input_ids"])
+        out[i] = text
+    return out
+
+
+def fit_posthoc(
+    scorer: Any,
+    documents: Iterable[str],
+    method: str,
+    *,
+    pairs: WordPairs | None = None,
+    components: int = 1,
+    iterations: int = 80,
+    per_class: int = INLP_SENTENCES_PER_CLASS,
+    min_per_class: int = INLP_MIN_SENTENCES_PER_CLASS,
+    max_pairs: int | None = None,
+    seed: int = 0,
+) -> AffineErasure:
+    """Fits ``method`` on sentences of ``documents`` under ``scorer.model``.
+
+    Args:
+        scorer: A :class:`~cdsbias.scoring.MaskedLMScorer` (its model's base output is
+            what the erasure acts on).
+        documents: Document texts of the corpus (original, not CDS-substituted), read
+            lazily and only as far as needed.
+        method: ``sentence_debias``, ``inlp`` or ``leace``.
+        pairs: Word pairs; default :func:`load_fit_pairs` ``()``.
+        components: SentenceDebias's principal components removed.
+        iterations: INLP's classifiers.
+        per_class: INLP/LEACE sentences per class.
+        min_per_class: Fewest INLP/LEACE sentences any class may have.
+        max_pairs: SentenceDebias's cap on counterfactual pairs (None: the whole corpus).
+        seed: Seed of INLP's clipping and data split.
+
+    Returns:
+        The fitted erasure with its record filled in.
+
+    Raises:
+        CdsbiasError: An unknown method, no word pair in the corpus, too few sentences.
+    """
+    if method not in ERASURE_METHODS:
+        raise unknown_name_error("posthoc_method", method, ERASURE_METHODS)
+    pairs = pairs if pairs is not None else load_fit_pairs()
+    start = time.perf_counter()
+    if method == "sentence_debias":
+        chosen = select_counterfactual_pairs(documents, pairs, max_pairs=max_pairs)
+        counts = {"pairs": len(chosen)}
+        selected = time.perf_counter()
+        limit = min(SENTENCE_DEBIAS_MAX_TOKENS, scorer.max_length or SENTENCE_DEBIAS_MAX_TOKENS)
+        male, female = (
+            encode_sentences(scorer, clip_to_tokens(scorer.tokenizer, side, limit),
+                             normalize=True)
+            for side in (chosen.male, chosen.female)
+        )  # fmt: skip
+        encoded = time.perf_counter()
+        erasure = sentence_debias_subspace(male, female, k=components)
+    else:
+        inlp_sentences = select_inlp_sentences(
+            documents, pairs, per_class=per_class, min_per_class=min_per_class, seed=seed
+        )
+        counts = inlp_sentences.counts()
+        selected = time.perf_counter()
+        sentences, labels = inlp_sentences.labelled()
+        features = encode_sentences(
+            scorer, clip_to_tokens(scorer.tokenizer, sentences, scorer.max_length)
+        )
+        encoded = time.perf_counter()
+        y = np.asarray(labels)
+        if method == "inlp":
+            erasure = inlp_projection(features, y, iterations=iterations, seed=seed)
+        else:
+            erasure = leace_eraser(features, y)
+            erasure.details["labels"] = dict(INLP_LABELS)
+    erasure.sentences_per_class = counts
+    erasure.details.update(
+        word_pairs={"source": pairs.source, "hash": pairs.hash, "pairs": len(pairs.pairs)},
+        select_seconds=selected - start,
+        encode_seconds=encoded - selected,
+    )
+    return erasure
