@@ -11,6 +11,9 @@ name        role        what it does                                           m
 ``dropout`` regularizer higher training dropout (Webster et al. 2020)          dropout.py
 ``context_debias`` loss  Context-Debias term (Kaneko & Bollegala 2021)      context_debias.py
 ``self_debiasing`` posthoc Self-Debias decoding rule (Schick et al. 2021)   self_debias.py
+``sentence_debias`` posthoc SentenceDebias projection (Liang et al. 2020) sentence_debias.py
+``inlp``    posthoc     INLP nullspace projection (Ravfogel et al. 2020)       inlp.py
+``leace``   posthoc     LEACE closed-form erasure (Belrose et al. 2023)        leace.py
 =========== =========== ===================================================== ==========
 
 What acts on the *data* (CDS, CDA, original text) is the corpus's business
@@ -45,7 +48,10 @@ from cdsbias.methods.plan import (
 )
 
 #: Modules of this package that hold no method.
-_NOT_METHODS = {"base", "plan", "bottleneck", "context_debias_loss", "context_debias_data"}
+_NOT_METHODS = {
+    "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data", "erasure",
+    "fit_sentences", "head_fold", "posthoc_fit", "posthoc_erasure",
+}  # fmt: skip
 
 
 def load_all() -> None:

@@ -10,6 +10,7 @@ as it trained (never re-defaulted).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,15 +64,71 @@ class LossSelection:
 
 @dataclass
 class PosthocSelection:
-    """Whether a run trains before its post-hoc method acts."""
+    """Which projection is fitted after training, how it is applied, and whether a run
+    trains before its post-hoc method acts."""
 
     posthoc_only: bool = field(
         default=False,
         metadata={
             "help": "Train nothing: score the model (step 0), apply the post-hoc method "
-            "(self_debias, ...), score again. The run's two points show before -> after."
+            "(posthoc_method, self_debias), score again. The two points show before -> after."
         },
     )
+    posthoc_method: str = field(
+        default="none",
+        metadata={
+            "help": "'none', or a projection fitted once on sentences of the corpus (original "
+            "text) after training: 'sentence_debias' (Liang et al. 2020), 'inlp' (Ravfogel "
+            "et al. 2020) or 'leace' (Belrose et al. 2023)."
+        },
+    )
+    posthoc_apply: str = field(
+        default="fold",
+        metadata={
+            "help": "'fold': the projection folded into the MLM head's first layer (a plain "
+            "checkpoint; only the head sees it); 'hook': a forward hook on the base model's "
+            "output (debiased hidden states; the hook is not saved in the weights)."
+        },
+    )
+    posthoc_word_pairs: str | None = field(
+        default=None,
+        metadata={
+            "help": "Word pairs that choose the fit sentences: a bias-bench JSON "
+            '({"gender": [[male, female], ...]}) or a CDS-format TSV; a bare name is a file '
+            "shipped in cdsbias/resources/wordlists (pronoun_pairs.json). Default the CDS "
+            "pairs plus him/her, his/her."
+        },
+    )
+    posthoc_sentences_per_class: int = field(
+        default=10_000,
+        metadata={"help": "INLP/LEACE: fit sentences per class (bias-bench: 10,000)."},
+    )
+    posthoc_min_sentences_per_class: int = field(
+        default=100,
+        metadata={"help": "INLP/LEACE: fewer sentences in any class is an error."},
+    )
+
+    def __post_init__(self) -> None:
+        names = selector_values("posthoc_method")
+        if self.posthoc_method != "none" and self.posthoc_method not in names:
+            raise unknown_name_error("posthoc_method", self.posthoc_method, ["none", *names])
+        if self.posthoc_apply not in ("fold", "hook"):
+            raise CdsbiasError(f"posthoc_apply must be fold or hook, got '{self.posthoc_apply}'.")
+        if not 1 <= self.posthoc_min_sentences_per_class <= self.posthoc_sentences_per_class:
+            raise CdsbiasError(
+                "posthoc_min_sentences_per_class must be 1 to posthoc_sentences_per_class "
+                f"({self.posthoc_sentences_per_class}), got {self.posthoc_min_sentences_per_class}."
+            )
+
+
+#: Keys of :class:`PosthocSelection` that shape a fitted projection, and the methods they
+#: apply to (a key given without them is an error).
+ERASURE_KEYS = {
+    "posthoc_apply": ("sentence_debias", "inlp", "leace"),
+    "posthoc_word_pairs": ("sentence_debias", "inlp", "leace"),
+    "posthoc_sentences_per_class": ("inlp", "leace"),
+    "posthoc_min_sentences_per_class": ("inlp", "leace"),
+}
 
 
 def option_classes() -> tuple[type, ...]:
@@ -271,12 +328,21 @@ def plan_from_values(
                 f"{', '.join(cls.name for cls in extra)}. Remove all but one."
             )
         chosen_classes += extra
+    for key, selection in (("debias_loss", LossSelection), ("posthoc_method", PosthocSelection)):
+        if values.get(key) is not None:  # an unknown name: did-you-mean, before other checks
+            selection(**{key: values[key]})
     if given is not None:
         _check_unused_keys(chosen_classes, given)
-    selections = {"debias_loss": LossSelection}
-    for key, selection in selections.items():
-        if key in values:
-            selection(**{key: values[key]})  # an unknown name: did-you-mean
+        chosen = values.get("posthoc_method", "none")
+        for key, owners in ERASURE_KEYS.items():
+            if given.get(key) is not None and chosen not in owners:
+                raise CdsbiasError(
+                    f"{key} applies only to posthoc_method: {' | '.join(owners)}, which this "
+                    "recipe does not choose; remove it or choose one of them."
+                )
+    for selection in (LossSelection, PosthocSelection):  # the other values' checks
+        keys = [f.name for f in dataclasses.fields(selection)]
+        selection(**{key: values[key] for key in keys if values.get(key) is not None})
     methods = [cls.from_values(values) for cls in chosen_classes]
     by_role = {m.role: m for m in methods if m.role in ("loss", "posthoc")}
     plan = MethodPlan(

@@ -183,15 +183,10 @@ class RunFolder:
         kept = [p for p in self.points() if _point_order(p) != _point_order(point)]
         self.write_points(sorted([*kept, point], key=_point_order))
 
-    def write_fit(self, name: str, record: Mapping[str, Any]) -> Path:
-        """Writes a post-hoc fit's record (``posthoc_fit.json`` of method ``name``):
-        what was fitted, on which sentences, how long it took."""
-        path = self.path / POSTHOC_FIT_FILE
-        atomic_write_text(path, json.dumps({"method": name, **record}, indent=2) + "\n")
-        return path
-
     def fit_record(self) -> dict[str, Any]:
-        """The post-hoc fit's record (empty when the run fitted nothing)."""
+        """The post-hoc fit's record (empty when the run fitted nothing): which method was
+        fitted, on which sentences, how long it took (written by
+        :meth:`cdsbias.methods.erasure.AffineErasure.save`)."""
         return self._load(self.path / POSTHOC_FIT_FILE)
 
     def summary_at(

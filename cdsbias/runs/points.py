@@ -29,7 +29,8 @@ def before_after(points: list[dict[str, Any]]) -> dict[str, Any]:
 
     Returns:
         ``first_step``, ``last_step``, ``last_posthoc``, ``benchmarks`` ({name: [(metric,
-        before, after)]}) and, when recorded, ``heldout_loss`` (before, after) and its relative change.
+        before, after)]}) and, when recorded, ``heldout_loss`` (before, after) and its
+        relative change.
     """
     first, last = points[0], points[-1]
     summary: dict[str, Any] = {
