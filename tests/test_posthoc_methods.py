@@ -106,6 +106,13 @@ def test_recipe_keys_of_the_wrong_method_fail():
         plan_from_values(given, given=given)
     with pytest.raises(CdsbiasError, match="posthoc_apply must be fold or hook, got 'glue'"):
         plan_from_values({"posthoc_method": "inlp", "posthoc_apply": "glue"})
+    with pytest.raises(CdsbiasError, match=r"INLP \(posthoc_method: inlp\) changes the model's "
+                       r"weights after training, but a LoRA run saves only its own files; use "
+                       r"posthoc_apply: hook"):  # fmt: skip
+        plan_from_values({"posthoc_method": "inlp", "peft_method": "lora"})
+    plan = plan_from_values({"posthoc_method": "inlp", "peft_method": "lora",
+                             "posthoc_apply": "hook"})  # fmt: skip
+    assert plan.label() == "LoRA r=8 + INLP (hook)"
     two = {"posthoc_method": "inlp", "self_debias": True}
     with pytest.raises(CdsbiasError, match="at most one posthoc method"):
         plan_from_values(two)

@@ -105,6 +105,9 @@ class Method:
     #: Whether a resumed run loads the model from the checkpoint (full weights); else the
     #: base is rebuilt and the Trainer restores what trains.
     resumes_from_weights: ClassVar[bool] = True
+    #: ``posthoc`` role: whether :meth:`after_training` changes saved weights (e.g. folds a
+    #: projection into the MLM head), so the run must save full weights.
+    edits_weights: ClassVar[bool] = False
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False

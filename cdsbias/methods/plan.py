@@ -174,6 +174,13 @@ class MethodPlan:
     def check(self, *, init_from_scratch: bool) -> None:
         for method in self.methods:
             method.check(init_from_scratch=init_from_scratch)
+        posthoc = self.posthoc
+        if posthoc is not None and posthoc.edits_weights and self.weights.publishes != "weights":
+            raise CdsbiasError(
+                f"{posthoc.title} ({posthoc.selected_by}) changes the model's weights after "
+                f"training, but a {self.weights.title} run saves only its own files; use "
+                "posthoc_apply: hook, or train full weights."
+            )
 
     def config_overrides(self, model_type: str) -> dict[str, Any]:
         """Config values every method loads the model with."""

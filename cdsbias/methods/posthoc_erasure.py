@@ -87,6 +87,11 @@ class ErasureMethod(Method):
     def apply_mode(self) -> str:
         return str(self.shared["posthoc_apply"])
 
+    @property
+    def edits_weights(self) -> bool:  # type: ignore[override]
+        """Folding writes into the MLM head's weights; a hook leaves them as they are."""
+        return self.apply_mode == "fold"
+
     def fit_arguments(self) -> dict[str, Any]:
         """The method's own arguments of :func:`~cdsbias.methods.posthoc_fit.fit_posthoc`."""
         return {}
