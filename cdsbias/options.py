@@ -215,3 +215,14 @@ def field_help(cls: type) -> list[tuple[str, str, Any, str]]:
         rows.append((f.name, describe_type(hints.get(f.name, Any)), default,
                      f.metadata.get("help", "")))  # fmt: skip
     return rows
+
+
+def options_text(cls: type) -> str:
+    """The options of the dataclass ``cls`` as ``cdsbias benchmarks NAME`` and ``cdsbias
+    methods NAME`` print them: ``  key (type, default D)`` and the help text beneath."""
+    lines = []
+    for key, kind, default, text in field_help(cls):
+        lines.append(f"  {key} ({kind}, default {default!r})")
+        if text:
+            lines.append(f"      {text}")
+    return "\n".join(lines) if lines else "  (none)"

@@ -37,9 +37,10 @@ from _models import build_random_bert
 def fit_sentences(n_documents: int, per_class: int, gap: str | None) -> list[str]:
     """INLP's male, female and neutral fit sentences from generated text or GAP's
     Wikipedia paragraphs (the closest local text to bias-bench's ``wikipedia-2.5.txt``)."""
+    from tiny_models import CORPUS
+
     from cdsbias.methods.fit_sentences import load_fit_pairs, select_inlp_sentences
     from cdsbias.occupations import occupational_sentences
-    from cdsbias.testing import CORPUS
 
     if gap:
         import pandas as pd

@@ -10,7 +10,12 @@ full-vocabulary softmax at every position, nothing batched or shared:
 * crows_pairs (nyu-mll/crows-pairs ``metric.py``, ``mask_unigram``): one pass per unmodified
   token of each sentence;
 * stereoset (bias-bench ``IntrasentenceLoader`` + ``StereoSetRunner``): one pass per word
-  piece of each filler.
+  piece of each filler;
+* crows_pairs with ``aul``/``aula`` (Kaneko & Bollegala's ``calculate_aul``): one unmasked
+  pass per sentence (``--crows-scoring nangia,aul`` times both, one row each);
+* seat (bias-bench ``SEATRunner._encode``): one encoder pass per sentence of each set, no
+  padding; then the cosine associations. SEAT is timed on all rows of the tests it runs
+  (the six gender tests), not a sample, since its statistics need whole sets.
 
 Every other registered benchmark whose data is found under ``--data-dir`` is timed against
 the same scorer with its batching switched off (:class:`NaiveScorer`: one forward pass per
@@ -47,7 +52,7 @@ import pandas as pd
 from _models import build_random_bert
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE = ("abc", "crows_pairs", "stereoset")
+SUITE = ("abc", "crows_pairs", "stereoset", "seat")
 #: Words the built model's vocabulary gets on top of bert-base-uncased, so that GenDa Lens'
 #: one-token swap works (bert-base-uncased splits "hendes").
 EXTRA_TOKENS = ("hendes",)
@@ -96,8 +101,32 @@ def naive_abc(model: Any, tok: Any, rows: pd.DataFrame, scoring: str) -> dict[st
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+def kaneko_aul(model: Any, tok: Any, sentence: str, attention: bool) -> float:
+    """``calculate_aul`` of kanekomasahiro/evaluate_bias_in_mlm: one unmasked pass, tokens
+    [1:-1]; for AULA weighted by the attention they receive (mean of layers, heads, queries)."""
+    import torch
+
+    ids = tok.encode(sentence, return_tensors="pt")
+    with torch.inference_mode():
+        output = model(ids, output_attentions=attention)
+    log_probs = torch.log_softmax(output.logits[0].float(), dim=1)
+    token = log_probs.gather(1, ids.view(-1, 1))[1:-1, 0]
+    if attention:
+        received = torch.mean(torch.cat(output.attentions, 0), 0).mean(0).mean(0)
+        token = token * received[1:-1]
+    return float(token.mean())
+
+
 def naive_crows(model: Any, tok: Any, rows: pd.DataFrame, scoring: str) -> dict[str, np.ndarray]:
-    """nyu-mll/crows-pairs ``mask_unigram`` (``nangia``) or bias-bench's diff-span mean."""
+    """nyu-mll/crows-pairs ``mask_unigram`` (``nangia``), bias-bench's diff-span mean, or
+    Kaneko & Bollegala's AUL/AULA."""
+    if scoring in ("aul", "aula"):
+        if scoring == "aula":  # SDPA returns no attention weights
+            model.set_attn_implementation("eager")
+        return {
+            column: np.array([kaneko_aul(model, tok, s, scoring == "aula") for s in rows[text]])
+            for column, text in (("sent_more_score", "sent_more"), ("sent_less_score", "sent_less"))
+        }
     more_scores, less_scores = [], []
     for row in rows.itertuples():
         ids1 = tok.encode(row.sent_more)
@@ -145,6 +174,31 @@ def naive_stereoset(model: Any, tok: Any, rows: pd.DataFrame) -> dict[str, np.nd
             scores.append(float(np.mean(probs)))
         out[f"{label}_score"] = scores
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def naive_seat(model: Any, tok: Any, rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """bias-bench ``_encode``: one encoder pass per sentence, last layer mean, L2-normalised;
+    then each sentence's mean cosine to the two opposite sets of its test."""
+    import torch
+
+    vectors = []
+    with torch.inference_mode():
+        for sentence in rows["sentence"]:
+            hidden = model.base_model(**tok(sentence, return_tensors="pt")).last_hidden_state
+            vector = hidden.mean(dim=1).view(-1).double().numpy()
+            vectors.append(vector / np.linalg.norm(vector))
+    matrix = np.array(vectors)
+    association = np.full(len(rows), np.nan)
+    opposite = {"targ1": ("attr1", "attr2"), "targ2": ("attr1", "attr2"),
+                "attr1": ("targ1", "targ2"), "attr2": ("targ1", "targ2")}  # fmt: skip
+    tests, sets = rows["test"].to_numpy(), rows["set"].to_numpy()
+    for index in range(len(rows)):
+        one, two = (np.flatnonzero((tests == tests[index]) & (sets == o)) for o in
+                    opposite[sets[index]])  # fmt: skip
+        association[index] = (matrix[one] @ matrix[index]).mean() - (
+            matrix[two] @ matrix[index]
+        ).mean()
+    return {"association": association}
 
 
 # --------------------------------------------------------------- generic naive scorer
@@ -208,12 +262,16 @@ def baseline_for(
             f"GenDa Lens loop ({args.abc_scoring})",
         )
     if name == "crows_pairs":
+        scoring = bench.options.scoring
+        loop = "calculate_aul" if scoring in ("aul", "aula") else "metric.py"
         return (
-            lambda: naive_crows(model, tokenizer, sample, args.crows_scoring),
-            f"metric.py loop ({args.crows_scoring})",
+            lambda: naive_crows(model, tokenizer, sample, scoring),
+            f"{loop} loop ({scoring})",
         )
     if name == "stereoset":
         return lambda: naive_stereoset(model, tokenizer, sample), "bias-bench loop"
+    if name == "seat":
+        return lambda: naive_seat(model, tokenizer, sample), "bias-bench _encode loop"
     naive = naive_scorer_class()(model, tokenizer, batch_size=1)
     return lambda: bench.score(naive, sample), "unbatched scorer"
 
@@ -230,7 +288,11 @@ def main() -> None:
         "--repeats", type=int, default=1, help="timings per side, alternating; best kept"
     )
     parser.add_argument("--abc-scoring", choices=["genda", "pll"], default="genda")
-    parser.add_argument("--crows-scoring", choices=["nangia", "bias_bench"], default="nangia")
+    parser.add_argument(
+        "--crows-scoring",
+        default="nangia,aul",
+        help="comma-separated CrowS-Pairs scorings, one row each (nangia, bias_bench, aul, aula)",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     parser.add_argument("--seed", type=int, default=0)
@@ -265,19 +327,27 @@ def main() -> None:
     _log_softmax(model, tokenizer("warm up")["input_ids"])
 
     names = args.benchmarks.split(",") if args.benchmarks else list(list_benchmarks())
-    options = {"abc": {"scoring": args.abc_scoring}, "crows_pairs": {"scoring": args.crows_scoring}}
+    runs: list[tuple[str, dict[str, Any]]] = []
+    for name in (n.strip() for n in names):
+        if name == "crows_pairs":
+            runs += [(name, {"scoring": s.strip()}) for s in args.crows_scoring.split(",")]
+        else:
+            runs.append((name, {"scoring": args.abc_scoring} if name == "abc" else {}))
     header = f"{'benchmark':<13} {'rows':>5} {'cdsbias rows/s':>15} {'naive rows/s':>13} "
     print(header + f"{'ratio':>7} {'max |delta|':>12} {'scaled':>9}  baseline")
-    for name in names:
-        name = name.strip()
+    for name, options in runs:
         try:
             cls = get_benchmark(name)
-            bench = cls(data_dir=args.data_dir, **options.get(name, {}))
+            bench = cls(data_dir=args.data_dir, **options)
             rows = bench.load()
         except (CdsbiasError, TypeError) as exc:
             print(f"{name:<13} skipped: {exc}")
             continue
-        sample = rows.sample(n=min(args.sample, len(rows)), random_state=args.seed).sort_index()
+        if name == "seat":  # whole tests: a sample would break the sets apart
+            sample = rows
+        else:
+            sample = rows.sample(n=min(args.sample, len(rows)), random_state=args.seed)
+            sample = sample.sort_index()
         scorer = MaskedLMScorer(model, tokenizer, batch_size=args.batch_size)
         try:
             ours, _ = timed(lambda: bench.score(scorer, sample))  # noqa: B023

@@ -313,12 +313,12 @@ def test_curve_reports_the_effect_with_its_interval(scorer):
 
 
 def test_capped_batches_give_the_same_scores_in_input_order(scorer, monkeypatch):
-    import cdsbias.scoring.scorer as scorer_module
+    import cdsbias.scoring.batching as batching_module
 
     bench = ABC(data_file=FIXTURES)
     rows = bench.load()
     default = bench.score(scorer, rows)
-    monkeypatch.setattr(scorer_module, "MAX_BATCH_ENTRIES", 1)  # one input per forward batch
+    monkeypatch.setattr(batching_module, "MAX_BATCH_ENTRIES", 1)  # one input per forward batch
     before = scorer.sequences_run
     capped = bench.score(scorer, rows)
     assert scorer.sequences_run - before == 3 * len(rows)

@@ -45,6 +45,7 @@ FIXTURES = {
     "abc": (ASSETS / "abc", {"n_resamples": 50}),
     "crows_pairs": (ASSETS / "crows_pairs" / "crows_pairs_mini.csv", {}),
     "stereoset": (ASSETS / "stereoset" / "stereoset_mini.jsonl", {"n_resamples": 50}),
+    "seat": (ASSETS / "seat", {"tests": ["mini-career", "mini-science"]}),
 }
 
 

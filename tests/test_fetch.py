@@ -32,6 +32,7 @@ def test_registry_covers_every_dataset_with_full_checksums():
         "crows_pairs",
         "stereoset",
         "genda_lens",
+        "seat",
     }
     for spec in fetch.DATASETS.values():
         assert len(spec.commit) == 40 and spec.files
@@ -44,6 +45,29 @@ def test_registry_covers_every_dataset_with_full_checksums():
     assert gap.file_names() == ["gap-development.tsv", "gap-test.tsv", "gap-validation.tsv"]
     becpro = fetch.DATASETS["becpro"]
     assert becpro.url(becpro.file("Professions US+DE.tsv")).endswith("Professions%20US%2BDE.tsv")
+
+
+def test_each_dataset_spec_lives_with_the_code_that_reads_it():
+    from cdsbias.benchmarks import (
+        becpro_data,
+        crows_pairs_data,
+        genda_lens_data,
+        seat_data,
+        stereoset_data,
+        winobias,
+    )
+    from cdsbias.train import gap_data
+
+    owners = {
+        "gap": gap_data, "becpro": becpro_data, "winobias": winobias,
+        "crows_pairs": crows_pairs_data, "stereoset": stereoset_data,
+        "genda_lens": genda_lens_data, "seat": seat_data,
+    }  # fmt: skip
+    for name, module in owners.items():
+        assert fetch.DATASETS[name] is module.DATASET, name
+    assert "DatasetSpec(\n" not in Path(fetch.__file__).read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="'gap' is registered twice"):
+        fetch.register_dataset(fetch.DatasetSpec("gap", "elsewhere", "MIT", "a/b", "0" * 40, ()))
 
 
 @needs_shared

@@ -6,11 +6,11 @@ import copy
 
 import numpy as np
 import pytest
+from tiny_models import ARCHITECTURES
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.erasure import AffineErasure
 from cdsbias.methods.head_fold import HEAD_LAYERS, applied_description, fold, head_layer, hook
-from cdsbias.testing import ARCHITECTURES
 
 TEXTS = ["He is a nurse.", "My sister works as a mason.", "The judge told the clerk."]
 

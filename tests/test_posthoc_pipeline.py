@@ -10,7 +10,7 @@ import pytest
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.fit_sentences import WordPairs
 from cdsbias.methods.head_fold import fold, head_layer
-from cdsbias.methods.posthoc_fit import clip_to_tokens, fit_posthoc
+from cdsbias.train.posthoc_fit import clip_to_tokens, fit_posthoc
 
 # Words that are one piece in the tiny BERT's vocabulary, so the planting hook finds them.
 PAIRS = WordPairs(

@@ -10,10 +10,11 @@ import re
 import pytest
 import torch
 
+from cdsbias.benchmarks.kurita_probe import log_probability_bias
 from cdsbias.commands import fill as fill_command
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.probes import fill, log_probability_bias
+from cdsbias.scoring.probes import fill
 from cdsbias.scoring.readouts import decode_token
 
 

@@ -103,16 +103,20 @@ def test_bad_recipes_fail_when_read(tmp_path, becpro):
     assert not (tmp_path / "x").exists()  # nothing written
 
 
-def test_plan_wraps_the_scorer_without_touching_the_plain_one():
+def test_plan_wraps_the_scorer_without_touching_the_plain_one(base):
+    from cdsbias.scoring import MaskedLMScorer
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON
+
     plan = plan_from_values({"self_debias": True, "self_debias_prefix": "Be fair: "})
     assert plan.changes_scoring and plan.label().endswith("Self-Debias (lambda 50, epsilon 0.01)")
-
-    class Scorer:
-        self_debias = None
-
-    plain = Scorer()
+    options = plan.posthoc.options  # the recipe's defaults are the scorer's
+    assert (options.self_debias_lambda, options.self_debias_epsilon) == (DECAY_CONSTANT, EPSILON)
+    plain = MaskedLMScorer.from_pretrained(str(base))
     wrapped = plan.wrap_scorer(plain)
     assert plain.self_debias is None and wrapped.self_debias.prefix == "Be fair: "
+    assert wrapped.model is plain.model
+    extra = len(plain.tokenizer("Be fair: ", add_special_tokens=False)["input_ids"])
+    assert plan.costs() == {"inference cost": f"2 forward passes, +{extra} tokens per prediction"}
     assert plan_from_values({}).wrap_scorer(plain) is plain
 
 

@@ -58,6 +58,7 @@ from cdsbias.benchmarks.abc_data import (
     read_abc_file,
 )
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.genda_lens_data import DATASET as GENDA_LENS
 from cdsbias.benchmarks.stats import bootstrap_log2_ratio_ci, genda_rounded_log2_ratio, log2_ratio
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
@@ -117,7 +118,7 @@ class ABC(Benchmark):
     """The Danish ABC language-modelling task as in GenDa Lens (see the module docstring)."""
 
     name = "abc"
-    dataset = "genda_lens"
+    dataset = GENDA_LENS.name
     description = (
         "ABC (Danish, GenDa Lens): anti-reflexive hans/hendes vs reflexive sin/sit, "
         "effect log2(median rel. female / median rel. male), split by occupation gender"

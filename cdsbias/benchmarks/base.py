@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdsbias.benchmarks.long_rows import score_naming_long_rows
+from cdsbias.benchmarks.published import PublishedValue, published_notes
 from cdsbias.benchmarks.results import (
     BenchmarkResult,
     Metric,
@@ -31,7 +33,7 @@ from cdsbias.benchmarks.results import (
     format_value,
     table_cell,
 )
-from cdsbias.errors import CdsbiasError, InputTooLongError, unknown_name_error
+from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.options import build_dataclass
 
 if TYPE_CHECKING:
@@ -91,6 +93,8 @@ class Benchmark(ABC):
     shard_column: ClassVar[str | None] = None
     #: Name of the :mod:`cdsbias.data.fetch` dataset holding the default data files, if any.
     dataset: ClassVar[str | None] = None
+    #: Values papers published for hub models (:mod:`cdsbias.benchmarks.published`).
+    published: ClassVar[tuple[PublishedValue, ...]] = ()
 
     def __init__(
         self,
@@ -206,13 +210,13 @@ class Benchmark(ABC):
         if world_size > 1:
             if gather is None:
                 raise ValueError("evaluate() over several processes needs a gather function")
-            scored = self._score_naming_long_rows(scorer, self.shard(rows, rank, world_size))
+            scored = score_naming_long_rows(self, scorer, self.shard(rows, rank, world_size))
             parts = gather(scored)
             if rank != 0:
                 return None
             scored = pd.concat(parts).sort_index()
         else:
-            scored = self._score_naming_long_rows(scorer, list(range(len(rows))))
+            scored = score_naming_long_rows(self, scorer, list(range(len(rows))))
         summary, metrics = self._summarize_quietly(scored)
         summary.update(annotate or {})
         if self_debias is not None:
@@ -225,48 +229,6 @@ class Benchmark(ABC):
         """Why Self-Debias cannot score this benchmark with the options chosen (it reads
         unmasked positions, or runs the model outside the scorer), or None."""
         return None
-
-    def _score_naming_long_rows(self, scorer: MaskedLMScorer, positions: list[int]) -> pd.DataFrame:
-        """:meth:`score` of the rows at ``positions``; an input longer than the model accepts
-        is an error naming this benchmark and its row. The scorer sees token ids, not rows:
-        the row is found by halving (score the first half, keep the half that fails), at
-        most about one more pass over the rows, on the error path only."""
-        try:
-            return self.score(scorer, self.rows.iloc[positions])
-        except InputTooLongError as error:
-            first_error = error
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the data's own warnings were shown once already
-            while len(positions) > 1:
-                half = positions[: len(positions) // 2]
-                try:
-                    self.score(scorer, self.rows.iloc[half])
-                except InputTooLongError:
-                    positions = half
-                else:
-                    positions = positions[len(positions) // 2 :]
-            try:
-                self.score(scorer, self.rows.iloc[positions])
-            except InputTooLongError as error:
-                raise self._long_row_error(scorer, positions[0], error) from None
-        # Only rows together are too long (none alone): the scorer's own message.
-        raise CdsbiasError(f"{self.name}: {first_error}") from None
-
-    def _long_row_error(
-        self, scorer: MaskedLMScorer, position: int, error: InputTooLongError
-    ) -> CdsbiasError:
-        """The error naming the row at ``position`` and its longest text (in tokens)."""
-        from cdsbias.scoring.encoding import shorten  # the scorer imports numpy: error path only
-
-        row = self.rows.iloc[position]
-        texts = {k: v for k, v in row.items() if isinstance(v, str)}
-        longest = max(texts, key=lambda k: len(scorer.encode(texts[k]))) if texts else None
-        shown = f" ({longest} {shorten(texts[longest])})" if longest is not None else ""
-        return CdsbiasError(
-            f"{self.name}: row {position + 1} of {len(self.rows)}{shown} is {error.n_tokens} "
-            f"tokens long (special tokens included); the model accepts {error.max_length} at "
-            "most. Remove or shorten that row, or use a model with more positions."
-        )
 
     def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """:meth:`summarize`, saying once which headline statistic is undefined and why.
@@ -321,6 +283,15 @@ class Benchmark(ABC):
             for m in self.headline_metrics()
             if m.key in metrics
         }
+
+    def published_notes(self, model_id: str | None, metrics: Mapping[str, float]) -> list[str]:
+        """``published: X (source; protocol)`` lines for the measured ``metrics`` of hub
+        model ``model_id``, naming what differs from the paper's protocol (see
+        :func:`cdsbias.benchmarks.published.published_notes`); none for other models."""
+        return published_notes(
+            self.published, model_id, metrics, self.option_values(),
+            own_data=self.data_file is not None,
+        )  # fmt: skip
 
     def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:
         """Tables for trackers (W&B): ``{name: (columns, rows)}``; none by default."""

@@ -12,9 +12,59 @@ from typing import Any
 
 import pandas as pd
 
+from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
 from cdsbias.errors import CdsbiasError
 from cdsbias.resources import load_professions, read_text, read_tsv
 from cdsbias.scoring import MASK_PLACEHOLDER
+
+#: BEC-Pro (Bartl et al. 2020): one upstream commit, one sha256 per file (computed from
+#: the files in shared/data). ``cdsbias data fetch becpro``.
+DATASET = register_dataset(
+    DatasetSpec(
+        name="becpro",
+        folder="bec-pro",
+        licence="CC-BY-4.0",
+        repository="marionbartl/gender-bias-BERT",
+        commit="c1e28434555f79b59e13e3f5ff87846e653fb553",
+        files=(
+            DataFile(
+                "BEC-Pro_EN.tsv",
+                "BEC-Pro/BEC-Pro_EN.tsv",
+                "228b44c62d7830fec13a1eee52bbe8afff82be455abb9d8a07c17d9d0b48e20f",
+            ),
+            DataFile(
+                "BEC-Pro_DE.tsv",
+                "BEC-Pro/BEC-Pro_DE.tsv",
+                "1803abb492ebf28e64acaa8f12d5ccb24caf08847a06ba325d4b374e120af805",
+            ),
+            DataFile(
+                "Professions US+DE.tsv",
+                "BEC-Pro/Professions US+DE.tsv",
+                "7597b1d56d21f79cfe3df7989292df94eb54cebc4cf977b2c94af75d787cc7ce",
+            ),
+            DataFile(
+                "professions_english.json",
+                "BEC-Pro/professions_english.json",
+                "f7d286a92f4b5db3e1453264cc75dd587ea126fcadc56122bf70272ad595b522",
+            ),
+            DataFile(
+                "professions_german.json",
+                "BEC-Pro/professions_german.json",
+                "9d17a347a7fcbb26e5ecf4a0b93dbd04a4e348dc2445cf6e4a9684390fef466a",
+            ),
+            DataFile(
+                "sent_patterns_english.txt",
+                "BEC-Pro/sent_patterns_english.txt",
+                "ee7f0dcd04eb2e82d3c40f99cf011e16d9367240f02f292df6ada669c14dac8d",
+            ),
+            DataFile(
+                "sent_patterns_german.txt",
+                "BEC-Pro/sent_patterns_german.txt",
+                "62fa7db554acdb63b057262f7c17a86957f8e8b7ad8ea0a844b70bd12e908539",
+            ),
+        ),
+    )
+)
 
 COLUMNS = (
     "Sentence", "Sent_TM", "Sent_AM", "Sent_TAM", "Template", "Person", "Gender", "Profession",

@@ -16,7 +16,13 @@ violates the stereotype). A sentence's score is conditioned on the words that ch
     The *modified* tokens (non-``equal`` spans) are masked one at a time and their
     log-probabilities *averaged*; a pair whose sentences share no differing token is skipped.
 
-In both, scores are rounded to 3 decimals and a pair is *neutral* when they are equal. The
+``aul`` / ``aula`` (Kaneko & Bollegala 2022; :mod:`cdsbias.scoring.unmasked`)
+    Each sentence is scored in one unmasked forward pass: the mean log-probability of its
+    tokens (first and last position left out), weighted by the attention they receive
+    (mean over layers, heads and query positions) for ``aula``. Scores are compared
+    unrounded, as in their code.
+
+In the first two, scores are rounded to 3 decimals and a pair is *neutral* when they are equal. The
 pair counts as stereotype-preferring when ``score(sent_more) > score(sent_less)`` (for
 ``antistereo`` pairs too, as in the reference). The metric is::
 
@@ -38,12 +44,9 @@ Dataset for Measuring Social Biases in Masked Language Models. EMNLP.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -51,92 +54,21 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.crows_pairs_data import (  # noqa: F401 (its reader, re-exported)
+    DIRECTIONS,
+    FILE,
+    PUBLISHED,
+    REQUIRED,
+    read_crows_csv,
+)
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
+from cdsbias.scoring.unmasked import UNMASKED_SCORINGS, unmasked_scores
 
-FILE = "crows_pairs_anonymized.csv"
-REQUIRED = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
-DIRECTIONS = ("stereo", "antistereo")
-SCORINGS = ("nangia", "bias_bench")
+SCORINGS = ("nangia", "bias_bench", "aul", "aula")
 #: bias-bench's spelling of the race type.
 BIAS_ALIASES = {"race": "race-color"}
-
-
-def read_crows_csv(path: str | Path) -> pd.DataFrame:
-    """Parses the CrowS-Pairs CSV (``crows_pairs_anonymized.csv`` layout).
-
-    Sentences are kept verbatim (the reference tokenizes them as they are); the label
-    fields are stripped of stray spaces. CRLF and LF line ends may be mixed; quoted fields
-    may hold commas, quotes and line breaks.
-
-    Returns:
-        One row per pair: ``line, sent_more, sent_less, stereo_antistereo, bias_type``.
-
-    Raises:
-        CdsbiasError: A missing column, or ``file:line`` of a row with an unknown direction,
-            an empty sentence or bias type, or the wrong number of fields.
-    """
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise CdsbiasError(f"Cannot read CrowS-Pairs data {path}: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError as exc:
-        raise CdsbiasError(f"{path}: not UTF-8 text ({exc.reason}).") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise CdsbiasError(f"{path}: empty file.") from None
-    header = [name.strip() for name in header]
-    missing = [name for name in REQUIRED if name not in header]
-    if missing:
-        raise CdsbiasError(
-            f"{path}:1: missing column(s) {', '.join(missing)}; CrowS-Pairs needs "
-            f"{', '.join(REQUIRED)}."
-        )
-    columns = {name: header.index(name) for name in REQUIRED}
-    rows = []
-    start = reader.line_num + 1
-    try:
-        for record in reader:
-            line = start
-            start = reader.line_num + 1
-            if not any(field.strip() for field in record):
-                continue
-            if len(record) != len(header):
-                raise CdsbiasError(
-                    f"{path}:{line}: {len(record)} fields, the header has {len(header)} "
-                    "(an unquoted comma or quote?)."
-                )
-            item = {name: record[index] for name, index in columns.items()}
-            direction = item["stereo_antistereo"].strip()
-            bias_type = item["bias_type"].strip()
-            if direction not in DIRECTIONS:
-                raise CdsbiasError(
-                    f"{path}:{line}: stereo_antistereo is {direction!r}; expected stereo or "
-                    "antistereo."
-                )
-            if not bias_type:
-                raise CdsbiasError(f"{path}:{line}: empty bias_type.")
-            for name in ("sent_more", "sent_less"):
-                if not item[name].strip():
-                    raise CdsbiasError(f"{path}:{line}: empty {name}.")
-            rows.append(
-                {
-                    "line": line,
-                    "sent_more": item["sent_more"],
-                    "sent_less": item["sent_less"],
-                    "stereo_antistereo": direction,
-                    "bias_type": bias_type,
-                }
-            )
-    except csv.Error as exc:
-        raise CdsbiasError(f"{path}:{reader.line_num}: malformed CSV ({exc}).") from None
-    if not rows:
-        raise CdsbiasError(f"{path}: no CrowS-Pairs rows.")
-    return pd.DataFrame(rows)
 
 
 def token_spans(
@@ -215,11 +147,13 @@ def _scoring_of(scored: pd.DataFrame, default: str) -> str:
 class CrowsPairsOptions:
     """Options of CrowS-Pairs."""
 
-    scoring: Literal["nangia", "bias_bench"] = field(
+    scoring: Literal["nangia", "bias_bench", "aul", "aula"] = field(
         default="nangia",
         metadata={
             "help": "nangia: pseudo-log-likelihood of the unmodified tokens (the paper's "
-            "metric.py); bias_bench: mean log-probability of the modified tokens."
+            "metric.py); bias_bench: mean log-probability of the modified tokens; aul / aula: "
+            "all tokens unmasked, one pass per sentence (Kaneko & Bollegala 2022; aula weights "
+            "tokens by attention)."
         },
     )
     bias_type: str | None = field(
@@ -251,6 +185,7 @@ class CrowsPairs(Benchmark):
     curve_title = "% pairs preferring the stereotype (Wilson 95% CI)"
     curve_ylabel = "metric score (%; 50 = unbiased)"
     hub_dataset = ("nyu-mll/crows_pairs", "CrowS-Pairs")
+    published = PUBLISHED
     citation = (
         "Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs: A "
         "Challenge Dataset for Measuring Social Biases in Masked Language Models. EMNLP 2020."
@@ -309,6 +244,8 @@ class CrowsPairs(Benchmark):
                 pos_more, pos_less = diff1, diff2
             sequences += [more, less]
             positions += [pos_more, pos_less]
+        if self.options.scoring in UNMASKED_SCORINGS:
+            return self._unmasked(scorer, rows, sequences)
         per_token = scorer.masked_token_log_probs(sequences, positions)
         if self.options.scoring == "nangia":
             # An empty template sums to 0 for both sentences: a neutral pair, as in metric.py.
@@ -328,6 +265,19 @@ class CrowsPairs(Benchmark):
         less_rounded = np.array([round(x, 3) for x in out["sent_less_score"]])
         out["neutral"] = (more_rounded == less_rounded) & ~out["skipped"]
         out["stereotype_preferred"] = (more_rounded > less_rounded) & ~out["skipped"]
+        out["scoring"] = self.options.scoring
+        return out
+
+    def _unmasked(self, scorer: MaskedLMScorer, rows: pd.DataFrame, sequences: list) -> Any:
+        """AUL/AULA of both sentences of each pair; compared unrounded (Kaneko's code)."""
+        raw = unmasked_scores(scorer, sequences, self.options.scoring)
+        out = rows.copy()
+        out["sent_more_score"], out["sent_less_score"] = raw[0::2], raw[1::2]
+        out["n_tokens_more"] = [max(len(s) - 2, 0) for s in sequences[0::2]]
+        out["n_tokens_less"] = [max(len(s) - 2, 0) for s in sequences[1::2]]
+        out["skipped"] = False
+        out["neutral"] = out["sent_more_score"] == out["sent_less_score"]
+        out["stereotype_preferred"] = out["sent_more_score"] > out["sent_less_score"]
         out["scoring"] = self.options.scoring
         return out
 

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from cdsbias.benchmarks.base import register
+from cdsbias.benchmarks.genda_lens_data import DATASET as GENDA_LENS
 from cdsbias.benchmarks.masked_pronoun import (
     MaskedPronounBenchmark,
     flat_metrics,
@@ -100,7 +101,7 @@ class DaWinoBias(MaskedPronounBenchmark):
     """
 
     name = "dawinobias"
-    dataset = "genda_lens"
+    dataset = GENDA_LENS.name
     description = (
         "DaWinoBias (GenDa Lens), Danish: masked pronoun, top-1 prediction grouped "
         "hun/han vs gold; accuracy/F1 pro vs anti, log2 gender effect"

@@ -10,6 +10,7 @@ per-profession gaps).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -243,6 +244,77 @@ def permutation_p_value(
         count += int(np.count_nonzero(diffs > observed))
         done += size
     return count / permutations
+
+
+def weat_effect_size(s_x: np.ndarray, s_y: np.ndarray) -> float:
+    """Caliskan et al.'s WEAT effect size of two target sets' associations ``s(w, A, B)``.
+
+    ``(mean_X s - mean_Y s) / std_{w in X u Y} s(w, A, B)`` (``ddof=1``, no epsilon), as
+    ``effect_size`` in sent-bias and bias-bench. NaN when a set is empty or all equal.
+
+    Reference: A. Caliskan, J. J. Bryson, A. Narayanan (2017). Semantics derived
+    automatically from language corpora contain human-like biases. Science 356(6334).
+    """
+    s_x, s_y = np.asarray(s_x, dtype=np.float64), np.asarray(s_y, dtype=np.float64)
+    pooled = np.concatenate([s_x, s_y])
+    if len(s_x) == 0 or len(s_y) == 0 or len(pooled) < 2 or np.all(pooled == pooled[0]):
+        return math.nan
+    return float((s_x.mean() - s_y.mean()) / pooled.std(ddof=1))
+
+
+def weat_p_value(
+    s_x: np.ndarray, s_y: np.ndarray, *, n_samples: int, seed: int = 0, parametric: bool = False
+) -> tuple[float, str]:
+    """One-sided permutation p-value of the WEAT statistic, as sent-bias/bias-bench compute it.
+
+    ``P[sum_{x in X_i} s(x) >= sum_{x in X} s(x)]`` over equal-size partitions
+    ``(X_i, Y_i)`` of ``X u Y`` (the first sum orders partitions exactly as
+    ``s(X_i, Y_i, A, B)`` does, since their total is constant):
+
+    * ``exact``: over all ``C(2n, n)`` partitions when that is at most ``n_samples``;
+    * ``sampled``: otherwise, ``(1 + #{X_i of n_samples - 1 shuffles with sum >= observed})
+      / n_samples`` (the reference counts the observed split as one hit);
+    * ``parametric``: ``norm.sf(s(X, Y), mean, sd)`` of ``n_samples`` shuffled
+      ``s(X_i, Y_i) = sum_X_i s - sum_Y_i s`` (sample SD, ``ddof=1``).
+
+    Shuffles use ``numpy.random.default_rng(seed)`` per call, so a test's p does not depend
+    on which tests ran before it (the reference seeds numpy once per run).
+
+    Returns:
+        ``(p, method)``; ``(nan, "undefined")`` unless both sets have the same size >= 1.
+    """
+    s_x, s_y = np.asarray(s_x, dtype=np.float64), np.asarray(s_y, dtype=np.float64)
+    n = len(s_x)
+    if n == 0 or len(s_y) != n or n_samples < 1:
+        return math.nan, "undefined"
+    pooled = np.concatenate([s_x, s_y])
+    observed = float(s_x.sum())
+    rng = np.random.default_rng(seed)
+
+    def shuffled_sums(count: int) -> tuple[np.ndarray, np.ndarray]:
+        first, second = [], []
+        block = max(1, 2_000_000 // len(pooled))
+        for start in range(0, count, block):
+            size = min(block, count - start)
+            rows = rng.permuted(np.broadcast_to(pooled, (size, 2 * n)), axis=1)
+            first.append(rows[:, :n].sum(axis=1))
+            second.append(rows[:, n:].sum(axis=1))
+        return np.concatenate(first or [np.empty(0)]), np.concatenate(second or [np.empty(0)])
+
+    if parametric:
+        first, second = shuffled_sums(n_samples)
+        samples = first - second
+        if len(samples) < 2 or samples.std(ddof=1) == 0:
+            return math.nan, "parametric"
+        statistic = observed - float(s_y.sum())
+        sf = stats.norm.sf(statistic, loc=samples.mean(), scale=samples.std(ddof=1))
+        return float(sf), "parametric"
+    if math.comb(2 * n, n) <= n_samples:
+        combos = np.array(list(itertools.combinations(range(2 * n), n)), dtype=np.int64)
+        sums = pooled[combos].sum(axis=1)  # combos[0] is X itself, summed in the same order
+        return float(np.count_nonzero(sums >= sums[0]) / len(combos)), "exact"
+    first, _ = shuffled_sums(n_samples - 1)
+    return float((1 + np.count_nonzero(first >= observed)) / n_samples), "sampled"
 
 
 # --------------------------------------------------------------------------- log2 ratios

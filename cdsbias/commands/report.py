@@ -51,6 +51,8 @@ def run_report(args: argparse.Namespace) -> int:
     print(f"{'':{width}}{'step ' + str(step0):>12}{'step ' + str(step1):>12}")
     for label, before_text, after_text, change_text in rows:
         print(f"{label:<{width}}{before_text:>12}{after_text:>12}  {change_text}")
+    for line in published_lines(run):
+        print(line)
     print(f"bias curve:   {run / CURVE_FILE}")
     print(f"bias metrics: {run / METRICS_FILE}")
     wandb_runs = sorted((run / "wandb").glob("offline-run-*"))
@@ -60,3 +62,41 @@ def run_report(args: argparse.Namespace) -> int:
     if cards:
         print(f"model card:   {cards[-1]}")
     return 0
+
+
+def published_lines(run: Path) -> list[str]:
+    """Published values for the run's base model beside its step-0 scores.
+
+    Step 0 is the hub model the run started from (``run_info.json``'s ``base_model``),
+    scored before training: the model papers report on. Nothing for runs from scratch or
+    without a step-0 point.
+    """
+    from cdsbias.benchmarks import build_benchmark, normalize_specs
+    from cdsbias.runs.folder import RunFolder
+
+    folder = RunFolder(run)
+    try:
+        info = folder.run_info()
+        recipe = folder.recipe()
+    except CdsbiasError:
+        return []
+    base = info.get("base_model")
+    points = folder.points()
+    if not base or not points or points[0]["step"] != 0:
+        return []
+    first = points[0]
+    try:
+        specs = normalize_specs(recipe.get("bias_benchmarks") or [])
+    except CdsbiasError:
+        specs = {}
+    lines = []
+    for name, entry in first.get("benchmarks", {}).items():
+        # A data file of the recipe is the user's own data: not the paper's rows.
+        data_file = specs.get(name, {}).get("data_file")
+        try:
+            benchmark = build_benchmark(name, {**entry.get("options", {}), "data_file": data_file})
+        except CdsbiasError:  # options of another cdsbias version: nothing to compare
+            continue
+        for line in benchmark.published_notes(base, entry.get("metrics", {})):
+            lines.append(f"step 0 ({base}), {name} {line}")
+    return lines

@@ -155,8 +155,9 @@ def open_corpus(data: Any, *, streaming: bool) -> Any:
             raise CdsbiasError(f"dataset: {data.dataset} needs data_files (a path, glob or list).")
         return load_corpus(data.data_files, builder=data.dataset, **common)
     return load_corpus(
-        dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split, **common
-    )
+        dataset=data.dataset, config=data.dataset_config_name, split=data.dataset_split,
+        data_files=data.data_files, **common,
+    )  # fmt: skip
 
 
 #: What each part of a corpus is, for model cards: (hub dataset id or None, description).

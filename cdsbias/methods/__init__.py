@@ -50,7 +50,7 @@ from cdsbias.methods.plan import (
 #: Modules of this package that hold no method.
 _NOT_METHODS = {
     "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data", "erasure",
-    "fit_sentences", "head_fold", "posthoc_fit", "posthoc_erasure",
+    "fit_sentences", "head_fold", "posthoc_erasure",
 }  # fmt: skip
 
 

@@ -48,8 +48,12 @@ class PosthocContext:
             text; a stream is read only as far as the caller reads).
         tokenizer: The model's tokenizer.
         scorer: The batched scorer of the model (length-sorted, deduplicated forward
-            passes; :func:`cdsbias.scoring.embeddings.encode_sentences` encodes with it).
+            passes).
         folder: The run folder (:class:`cdsbias.runs.folder.RunFolder`), to record a fit.
+        fit: ``fit(method, **arguments)``: a linear erasure fitted on sentences of the
+            corpus encoded by ``scorer``
+            (:func:`cdsbias.train.posthoc_fit.fit_posthoc`, built by the train layer: a
+            method imports neither train nor scoring).
         seed: The run's seed.
     """
 
@@ -57,6 +61,7 @@ class PosthocContext:
     tokenizer: Any
     scorer: Any
     folder: Any
+    fit: Any = None
     seed: int = 0
 
 

@@ -115,7 +115,7 @@ def word_file(name: str) -> Path:
 
 def corpus_sentences(documents: Iterable[str]) -> Iterator[str]:
     """The sentences of the documents, in order (Context-Debias reads sentence lines)."""
-    from cdsbias.train.units import split_sentences
+    from cdsbias.data.sentences import split_sentences
 
     for document in documents:
         for line in str(document).splitlines():

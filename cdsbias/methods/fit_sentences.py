@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdsbias.cds.wordlists import load_word_pairs
+from cdsbias.data.sentences import split_sentences
 from cdsbias.errors import CdsbiasError
-from cdsbias.train.units import split_sentences
 
 #: bias-bench's sentences per class for INLP.
 INLP_SENTENCES_PER_CLASS = 10_000

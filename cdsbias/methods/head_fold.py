@@ -15,7 +15,7 @@ sentence encoder built on the base model) are the original ones. :func:`hook` ke
 bias-bench's forward hook for users who need debiased hidden states.
 
 :data:`HEAD_LAYERS` is the table of each architecture's first head layer, checked against
-transformers 5.x and the tiny models of :data:`cdsbias.testing.ARCHITECTURES`
+transformers 5.x and the tiny models of ``tests/tiny_models.py``
 (``tests/test_posthoc_fold.py``: fold ≡ hook to 1e-5 on each).
 """
 

@@ -6,7 +6,7 @@ their nullspaces is applied to the base model's output.
 Fit sentences, features and classifiers follow bias-bench (Meade et al. 2022): up to 10,000
 sentences per class with its clipping, the mean of the last hidden layer over all tokens
 (special tokens included), scikit-learn ``LinearSVC`` with its settings, 80 iterations
-(:mod:`cdsbias.methods.posthoc_fit`, :func:`cdsbias.methods.erasure.inlp_projection`). How it
+(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.inlp_projection`). How it
 is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
 """
 

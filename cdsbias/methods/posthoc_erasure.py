@@ -3,7 +3,8 @@
 
 A run's post-hoc step (:meth:`ErasureMethod.after_training`) chooses fit sentences from the
 run's corpus (original text; :mod:`cdsbias.methods.fit_sentences`), encodes them with the
-batched scorer and fits the map (:func:`cdsbias.methods.posthoc_fit.fit_posthoc`), then
+batched scorer and fits the map (``context.fit``: :func:`cdsbias.train.posthoc_fit.fit_posthoc`),
+then
 
 * ``posthoc_apply: fold`` (default): folds ``h ↦ P h + b`` into the first layer of the MLM
   head (:func:`cdsbias.methods.head_fold.fold`): the saved model is a plain checkpoint that
@@ -61,7 +62,7 @@ class ErasureMethod(Method):
 
     role = "posthoc"
     #: ``"sentence_debias"``, ``"inlp"`` or ``"leace"``: the fit of
-    #: :func:`~cdsbias.methods.posthoc_fit.fit_posthoc` (the registry name).
+    #: :func:`~cdsbias.train.posthoc_fit.fit_posthoc` (the registry name).
     name: str
 
     def __init__(self, options: Any = None, shared: Mapping[str, Any] | None = None) -> None:
@@ -93,7 +94,7 @@ class ErasureMethod(Method):
         return self.apply_mode == "fold"
 
     def fit_arguments(self) -> dict[str, Any]:
-        """The method's own arguments of :func:`~cdsbias.methods.posthoc_fit.fit_posthoc`."""
+        """The method's own arguments of :func:`~cdsbias.train.posthoc_fit.fit_posthoc`."""
         return {}
 
     def select(self, documents: Any, pairs: Any) -> dict[str, int]:
@@ -132,14 +133,10 @@ class ErasureMethod(Method):
         """Fits the map on the corpus, applies it (fold or hook), records the fit."""
         from cdsbias.methods.fit_sentences import load_fit_pairs
         from cdsbias.methods.head_fold import fold, hook
-        from cdsbias.methods.posthoc_fit import fit_posthoc
 
         pairs = load_fit_pairs(word_pairs_file(self.shared["posthoc_word_pairs"]))
         start = time.perf_counter()
-        erasure = fit_posthoc(
-            context.scorer, context.documents(), self.name, pairs=pairs, seed=context.seed,
-            **self.fit_arguments(),
-        )  # fmt: skip
+        erasure = context.fit(self.name, pairs=pairs, **self.fit_arguments())
         self.fit_seconds = time.perf_counter() - start
         erasure.details.update(posthoc_apply=self.apply_mode, total_seconds=self.fit_seconds)
         if self.apply_mode == "fold":

@@ -20,7 +20,6 @@ unmasked position is refused when the recipe is read.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -45,18 +44,20 @@ class SelfDebiasOptions:
         default=None,
         metadata={"help": "The debiasing prefix (null: bias-bench's gender prefix)."},
     )
-    self_debias_lambda: float | None = field(
-        default=None, metadata={"help": "λ, the decay constant (null: 50, as bias-bench)."}
+    # The defaults are bias-bench's, as cdsbias.scoring.self_debias's DECAY_CONSTANT and
+    # EPSILON (a method does not import the scorer; a test keeps the two equal).
+    self_debias_lambda: float = field(
+        default=50.0, metadata={"help": "λ, the decay constant (bias-bench: 50)."}
     )
-    self_debias_epsilon: float | None = field(
-        default=None, metadata={"help": "ε, the floor of the decay factor (null: 0.01)."}
+    self_debias_epsilon: float = field(
+        default=0.01, metadata={"help": "ε, the floor of the decay factor (bias-bench: 0.01)."}
     )
 
     def __post_init__(self) -> None:
         lam, eps = self.self_debias_lambda, self.self_debias_epsilon
-        if lam is not None and not lam >= 0:
+        if not lam >= 0:
             raise CdsbiasError(f"self_debias_lambda must be 0 or more, got {lam}.")
-        if eps is not None and not 0 < eps <= 1:
+        if not 0 < eps <= 1:
             raise CdsbiasError(f"self_debias_epsilon must be in (0, 1], got {eps}.")
 
 
@@ -84,16 +85,10 @@ class SelfDebiasing(Method):
     def is_selected(cls, values: Mapping[str, Any]) -> bool:
         return bool(values.get("self_debias"))
 
-    def settings(self) -> Any:
-        """The scorer's :class:`~cdsbias.scoring.self_debias.SelfDebias` settings."""
-        from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX, SelfDebias
-
-        o = self.options
-        return SelfDebias(
-            GENDER_PREFIX if o.self_debias_prefix is None else o.self_debias_prefix,
-            DECAY_CONSTANT if o.self_debias_lambda is None else o.self_debias_lambda,
-            EPSILON if o.self_debias_epsilon is None else o.self_debias_epsilon,
-        )
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        #: Forward passes and extra tokens per prediction, once a scorer was wrapped.
+        self.inference_cost: dict[str, int] | None = None
 
     def check_benchmarks(self, benchmarks: list[Any]) -> None:
         for benchmark in benchmarks:
@@ -103,31 +98,41 @@ class SelfDebiasing(Method):
 
     def wrap_scorer(self, scorer: Any) -> Any:
         """A copy of ``scorer`` that reads ``p'`` (same model, same batches)."""
-        wrapped = copy.copy(scorer)
-        wrapped.self_debias = self.settings()
+        o = self.options
+        wrapped = scorer.with_self_debias(
+            o.self_debias_prefix, o.self_debias_lambda, o.self_debias_epsilon
+        )
+        tokenizer = scorer.tokenizer
+        first = tokenizer("x")["input_ids"][0]
+        special = set(tokenizer.all_special_ids)
+        self.inference_cost = wrapped.self_debias.inference_cost(
+            tokenizer, first if first in special else None
+        )
         return wrapped
 
     def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
-        if tokenizer is None:
+        if self.inference_cost is None:
             return {}
-        first = tokenizer("x")["input_ids"][0]
-        special = set(tokenizer.all_special_ids)
-        cost = self.settings().inference_cost(tokenizer, first if first in special else None)
-        passes = cost["forward_passes"]
+        passes, extra = self.inference_cost["forward_passes"], self.inference_cost["extra_tokens"]
         return {
             "inference cost": f"{passes} forward pass{'es' if passes > 1 else ''}, "
-            f"+{cost['extra_tokens']} tokens per prediction"
+            f"+{extra} tokens per prediction"
         }
 
     def label(self, model: Any = None) -> str:
-        s = self.settings()
-        return f"Self-Debias (lambda {s.decay_constant:g}, epsilon {s.epsilon:g})"
+        o = self.options
+        return f"Self-Debias (lambda {o.self_debias_lambda:g}, epsilon {o.self_debias_epsilon:g})"
 
     def card_text(self) -> str:
-        s = self.settings()
+        o = self.options
+        prefix = (
+            "bias-bench's gender prefix"
+            if o.self_debias_prefix is None
+            else f"the prefix {o.self_debias_prefix.strip()!r}"
+        )
         return (
             "the reported scores after it were read under Self-Debias (Schick et al. 2021), a "
-            f"decoding rule with the prefix {s.prefix.strip()!r}, lambda {s.decay_constant:g} "
-            f"and epsilon {s.epsilon:g}; the weights are the model's own, so score it the same "
+            f"decoding rule with {prefix}, lambda {o.self_debias_lambda:g} and epsilon "
+            f"{o.self_debias_epsilon:g}; the weights are the model's own, so score it the same "
             "way with `cdsbias evaluate MODEL --self-debias`"
         )

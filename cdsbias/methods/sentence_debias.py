@@ -5,7 +5,7 @@ embeddings, sign-fixed, projected out of the base model's output, ``P = I − U 
 Fit sentences, features and the fit follow bias-bench (Meade et al. 2022): every corpus
 sentence with a word of a pair and its copy with the word swapped; the attention-masked
 mean of the last hidden layer, L2-normalised, inputs cut at 128 tokens
-(:mod:`cdsbias.methods.posthoc_fit`, :func:`cdsbias.methods.erasure.sentence_debias_subspace`).
+(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.sentence_debias_subspace`).
 How it is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
 """
 

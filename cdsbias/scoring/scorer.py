@@ -6,7 +6,8 @@ position(s) of an input, under a masked LM*. :class:`MaskedLMScorer` does it fas
 * identical inputs are run once (BEC-Pro's 5,400 rows need ~960 forward passes);
 * inputs are sorted by length and batched, so padding is minimal;
 * the vocabulary projection (the largest matrix of a BERT-base) is applied only at the
-  positions that are read, not at every position of every sequence;
+  positions that are read, not at every position of every sequence (both in
+  :mod:`cdsbias.scoring.batching`);
 * everything runs under :func:`torch.inference_mode` on any device.
 
 Targets that split into several word pieces get a proper joint probability by the chain
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.scoring.batching import capped_batches, logits_at
 from cdsbias.scoring.encoding import (
     MASK_PLACEHOLDER,
     EncodedTarget,
@@ -46,28 +48,6 @@ from cdsbias.scoring.encoding import (
 
 if TYPE_CHECKING:
     from cdsbias.scoring.self_debias import SelfDebias
-
-#: Cap on read rows x vocabulary entries per forward batch. A batch's log-softmax is
-#: ``[read rows, vocab]``: reading every position of 64 inputs (PLL, ABC) under XLM-R's
-#: 250k vocabulary would be ~1 GB, copied several times; 2^23 float32 entries are 32 MB.
-MAX_BATCH_ENTRIES = 1 << 23
-
-
-def _capped_batches(
-    order: Sequence[int], read_rows: Sequence[int], size: int, vocab: int
-) -> Iterator[list[int]]:
-    """Consecutive runs of ``order`` of at most ``size`` items and, unless a run is a single
-    item, at most ``MAX_BATCH_ENTRIES`` read rows x vocabulary entries."""
-    batch: list[int] = []
-    rows = 0
-    for index in order:
-        if batch and (len(batch) == size or (rows + read_rows[index]) * vocab > MAX_BATCH_ENTRIES):
-            yield batch
-            batch, rows = [], 0
-        batch.append(index)
-        rows += read_rows[index]
-    if batch:
-        yield batch
 
 
 class MaskedLMScorer(TargetEncoding):
@@ -81,8 +61,8 @@ class MaskedLMScorer(TargetEncoding):
         model: A ``transformers`` masked-LM model (``AutoModelForMaskedLM``).
         tokenizer: Its *fast* tokenizer (offsets are needed to find a word's pieces).
         batch_size: Sequences per forward pass (fewer when a batch would read more than
-            ``MAX_BATCH_ENTRIES`` rows x vocabulary entries). Larger is faster until memory
-            runs out.
+            ``MAX_BATCH_ENTRIES`` rows x vocabulary entries, :mod:`cdsbias.scoring.batching`).
+            Larger is faster until memory runs out.
         device: Where to run; defaults to the model's current device.
         progress: Show a tqdm progress bar over batches.
         self_debias: Score under Self-Debias (:mod:`cdsbias.scoring.self_debias`): every
@@ -177,6 +157,24 @@ class MaskedLMScorer(TargetEncoding):
             progress=progress,
             self_debias=self_debias,
         )
+
+    def with_self_debias(
+        self, prefix: str | None = None, decay_constant: float | None = None,
+        epsilon: float | None = None,
+    ) -> MaskedLMScorer:  # fmt: skip
+        """A copy of this scorer (same model, batches, counters' start) that reads
+        Self-Debias's ``p'``; None takes bias-bench's gender prefix, λ = 50, ε = 0.01."""
+        import copy
+
+        from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX, SelfDebias
+
+        scorer = copy.copy(self)
+        scorer.self_debias = SelfDebias(
+            GENDER_PREFIX if prefix is None else prefix,
+            DECAY_CONSTANT if decay_constant is None else decay_constant,
+            EPSILON if epsilon is None else epsilon,
+        )
+        return scorer
 
     def target_log_probs(
         self,
@@ -352,7 +350,7 @@ class MaskedLMScorer(TargetEncoding):
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         vocab = self._vocab_size
         read_rows = [len(positions_of) for positions_of in wanted]
-        batches = list(_capped_batches(order, read_rows, self.batch_size, vocab))
+        batches = list(capped_batches(order, read_rows, self.batch_size, vocab))
         iterator: Any = batches
         if self.progress:
             from tqdm.auto import tqdm
@@ -397,38 +395,7 @@ class MaskedLMScorer(TargetEncoding):
         return torch.log_softmax(flat.float(), dim=-1)
 
     def _logits_at(self, input_ids: Any, attention: Any, gather: Any) -> Any:
-        """Logits ``[batch, columns, vocab]`` at the positions in ``gather``.
-
-        A forward hook on the encoder replaces its hidden states by the gathered ones, so
-        whatever head the architecture has (BERT's ``cls``, RoBERTa's ``lm_head``,
-        DistilBERT's ``vocab_*`` layers, ...) runs position-wise on those rows only.
-        """
-        import torch
-
-        input_ids = input_ids.to(self.device)
-        attention = attention.to(self.device)
-        gather = gather.to(self.device)
-        hooked = []
-
-        def select_rows(_module: Any, _args: Any, output: Any) -> Any:
-            hidden = output[0]
-            index = gather.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
-            picked = torch.gather(hidden, 1, index)
-            hooked.append(True)
-            if isinstance(output, tuple):
-                return (picked, *output[1:])
-            output.last_hidden_state = picked
-            return output
-
-        handle = self.model.base_model.register_forward_hook(select_rows)
-        try:
-            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
-        finally:
-            handle.remove()
-        if not hooked or logits.shape[1] != gather.shape[1]:
-            # The head did not consume the hooked output (an unusual architecture):
-            # project every position and gather afterwards; slower, same numbers.
-            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
-            index = gather.unsqueeze(-1).expand(-1, -1, logits.shape[-1])
-            logits = torch.gather(logits, 1, index)
-        return logits
+        """Logits ``[batch, columns, vocab]`` at the positions in ``gather``, computed on
+        the scorer's device (:func:`~cdsbias.scoring.batching.logits_at`)."""
+        device = self.device
+        return logits_at(self.model, input_ids.to(device), attention.to(device), gather.to(device))

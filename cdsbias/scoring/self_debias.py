@@ -39,12 +39,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cdsbias.errors import CdsbiasError
-
-if TYPE_CHECKING:
-    from cdsbias.scoring.scorer import MaskedLMScorer
 
 #: bias-bench's prefix for gender (``DEBIASING_PREFIXES["gender"]`` in its CrowS-Pairs and
 #: StereoSet runners), trailing space included.
@@ -149,7 +146,7 @@ def debias_log_probs(log_p: Any, log_q: Any, decay_constant: float, epsilon: flo
 
 
 def prefixed_inputs(
-    scorer: MaskedLMScorer, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]]
+    scorer: Any, sequences: Sequence[Sequence[int]], positions: Sequence[Sequence[int]]
 ) -> tuple[list[tuple[int, ...]], list[list[int]]]:
     """The prefixed partner of each input and where its read positions moved to.
 
@@ -187,7 +184,7 @@ def prefixed_inputs(
 
 
 def debiased_mlm_loss(
-    scorer: MaskedLMScorer, input_ids: Sequence[Sequence[int]], labels: Sequence[Sequence[int]]
+    scorer: Any, input_ids: Sequence[Sequence[int]], labels: Sequence[Sequence[int]]
 ) -> float:
     """Held-out masked-LM loss under the scorer's distribution: mean ``−ln p(true token)``
     over the masked positions (labels ``!= -100``, the transformers convention).

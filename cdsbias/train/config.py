@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import typing
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,12 +22,10 @@ import yaml
 
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
-from cdsbias.cds.languages import language_class
-from cdsbias.data.corpora import validate_corpus
 from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
-from cdsbias.runs.card_recipe import SCRATCH_KEYS
+from cdsbias.train.recipe_validation import validate_recipe
 
 
 @dataclass
@@ -360,45 +357,5 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
     method_values = {k: v for o in method_options for k, v in dataclasses.asdict(o).items()}
     plan = plan_from_values(method_values, given=values, init_from_scratch=model.init_from_scratch)
     recipe = Recipe(model, data, cds, bias, run, training, values, plan, tuple(method_options))
-    _validate(recipe, command_line)
+    validate_recipe(recipe, command_line)
     return recipe
-
-
-def _validate(recipe: Recipe, command_line: dict[str, Any]) -> None:
-    data, cds, model = recipe.data, recipe.cds, recipe.model
-    validate_corpus(data, recipe.source)
-    if data.streaming and (recipe.training.max_steps or 0) <= 0:
-        raise CdsbiasError(
-            "streaming: true needs max_steps (a stream has no length, so epochs cannot be "
-            "counted); set e.g. max_steps=10000."
-        )
-    if data.text_unit not in ("sentence", "chunk"):
-        raise CdsbiasError(f"text_unit must be 'sentence' or 'chunk', got '{data.text_unit}'.")
-    if not 0.0 <= data.heldout_fraction < 1.0:
-        raise CdsbiasError(f"heldout_fraction must be in [0, 1), got {data.heldout_fraction}.")
-    if not 0.0 < data.mlm_probability < 1.0:
-        raise CdsbiasError(f"mlm_probability must be in (0, 1), got {data.mlm_probability}.")
-    if cds.cds_mode not in ("cds", "cda", "none"):
-        raise CdsbiasError(f"cds_mode must be cds, cda or none, got '{cds.cds_mode}'.")
-    if not 0.0 <= cds.cds_probability <= 1.0:
-        raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
-    language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
-    if not model.init_from_scratch and not model.model_name_or_path:
-        raise CdsbiasError("Set model_name_or_path, or init_from_scratch: true.")
-    if model.init_from_scratch and "model_name_or_path" in recipe.source:
-        # Never resolve this silently: the user named a model and would get a random BERT.
-        where = "on the command line" if "model_name_or_path" in command_line else "in the recipe"
-        raise CdsbiasError(
-            f"model_name_or_path={recipe.source['model_name_or_path']} ({where}) conflicts with "
-            "init_from_scratch: true, which builds a new random BERT and ignores it. To "
-            "fine-tune that model add init_from_scratch=false; to train from scratch drop "
-            "model_name_or_path."
-        )
-    unused = [k for k in SCRATCH_KEYS if k in recipe.source]
-    if unused and not model.init_from_scratch:
-        warnings.warn(
-            f"{', '.join(unused)} only shape a from-scratch model (init_from_scratch: true) and "
-            f"are ignored when fine-tuning {model.model_name_or_path}; remove them.",
-            stacklevel=3,
-        )
-    recipe.method.check_benchmarks(recipe.bias.build_benchmarks())

@@ -16,18 +16,14 @@ from cdsbias.data.corpora import (
     BUILTIN_CORPORA,
     open_corpus,
 )
+from cdsbias.data.gap import DATASET as GAP
+from cdsbias.data.gap import GAP_FILES
 from cdsbias.data.occupations import occupational_sentences
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.config import CDSConfig, DataConfig
 from cdsbias.train.units import split_sentences, tokenize_units
 
 __all__ = ["build_training_data", "load_documents", "split_sentences"]
-
-GAP_FILES = {
-    "development": "gap-development.tsv",
-    "test": "gap-test.tsv",
-    "validation": "gap-validation.tsv",
-}
 
 
 def gap_paths(data: DataConfig) -> list[Path]:
@@ -39,7 +35,7 @@ def gap_paths(data: DataConfig) -> list[Path]:
         if split not in GAP_FILES:
             raise CdsbiasError(f"Unknown GAP split '{split}'; available: {', '.join(GAP_FILES)}.")
         paths.append(
-            resolve("gap", GAP_FILES[split], Path(data.data_dir) if data.data_dir else None)
+            resolve(GAP.name, GAP_FILES[split], Path(data.data_dir) if data.data_dir else None)
         )
     return paths
 

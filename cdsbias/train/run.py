@@ -270,6 +270,7 @@ def apply_posthoc(
     ``bias_metrics.jsonl``); returns the model to save."""
     from cdsbias.methods.base import PosthocContext
     from cdsbias.scoring import MaskedLMScorer
+    from cdsbias.train.posthoc_fit import fit_posthoc
 
     plan = recipe.method
     scored = plan.scoring_model(model)
@@ -277,10 +278,14 @@ def apply_posthoc(
         scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
         device=next(scored.parameters()).device,
     )  # fmt: skip
+    texts, seed = corpus_texts(documents, recipe), recipe.training.seed
+
+    def fit(method: str, **arguments: Any) -> Any:
+        return fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
+
     context = PosthocContext(
-        documents=corpus_texts(documents, recipe), tokenizer=tokenizer, scorer=scorer,
-        folder=folder, seed=recipe.training.seed,
-    )  # fmt: skip
+        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed
+    )
     model = plan.after_training(model, context)
     callback.evaluate(recipe.training, trainer.state, model, posthoc=True)
     return model

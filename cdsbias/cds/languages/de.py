@@ -65,11 +65,14 @@ from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
 
 WORD = re.compile(r"[^\W\d_]+")
+_WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 TITLES = {"Herr": "Frau", "Herrn": "Frau"}
+_TITLE_WORDS = frozenset(("Herr", "Herrn", "Frau"))
 _TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
+_PLAIN_WORDS_LIMIT = 1 << 18
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
@@ -95,6 +98,8 @@ class German(GermanPronouns, Language):
         self.lexicon = load_german_lexicon(names)
         # Per-instance cache: a corpus repeats its compounds.
         self._compounds = functools.lru_cache(maxsize=1 << 16)(self._find_compound)
+        self._compound_targets: dict[tuple[str, int, str], dict] = {}
+        self._plain_words: set[str] = set()  # words known to start no unit
         self._triggers = frozenset(
             set(self.lexicon.noun_forms)
             | set(self.lexicon.name_map)
@@ -126,26 +131,40 @@ class German(GermanPronouns, Language):
         )
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
-        words = WORD.findall(text)
+        parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
+        words = parts[1::2]
         triggers = self._triggers
-        if not any(word in triggers for word in words) and not any(
-            len(word) >= 8 and word[0].isupper() and self._split_compound(word) for word in words
-        ):
-            return []  # most documents of a corpus: no offsets needed
-        tokens = Tokens(text, WORD)
+        # The words that can start a unit: a trigger word (one set lookup), or a long
+        # capitalised compound with a known person-noun head. The test runs on the
+        # document's distinct words, and words once found to be neither are remembered.
+        unique = set(words)
+        found = unique & triggers
+        # (Binary "-" iterates over the small left set; "-=" would walk the memory.)
+        unknown = unique - found - self._plain_words
+        if unknown:
+            split = self._compounds
+            compounds = {w for w in unknown if len(w) >= 8 and w[0].isupper() and split(w)}
+            found |= compounds
+            if len(self._plain_words) > _PLAIN_WORDS_LIMIT:
+                self._plain_words.clear()  # a bound on memory over a long corpus
+            self._plain_words |= unknown - compounds
+        if not found:
+            return []  # no offsets needed
+        candidates = [i for i, word in enumerate(words) if word in found]
+        tokens = Tokens(text, parts)
         planned: dict[int, Edit] = {}
         refs: dict[int, str] = {}  # word -> mp / fp / pl: persons to refer back to
         possessive_slots: dict[int, tuple[str, str, str]] = {}
         surnames: set[int] = set()
-        for i, word in enumerate(tokens.words):
+        for i in candidates:
             if i in planned or i in surnames:
                 continue
-            if word in triggers:
+            if words[i] in triggers:
                 self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
-            elif len(word) >= 8 and word[0].isupper() and self._split_compound(word):
+            else:
                 self._noun(tokens, i, planned, refs, possessive_slots)
-        for i, word in enumerate(tokens.words):
-            if i not in planned and word.lower() in PRONOUNS:
+        for i, lower in enumerate(tokens.lowers):
+            if lower in PRONOUNS and i not in planned:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
                 if edit is not None:
                     planned[i] = edit
@@ -159,9 +178,7 @@ class German(GermanPronouns, Language):
         start, end = tokens.starts[i], tokens.ends[i]
         if text[end : end + 1] in _FAIR_MARKS or text[start - 1 : start] in _FAIR_MARKS:
             return  # part of a gender-fair form: Ärzt*innen, Lehrer/innen
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
-        if word in ("Herr", "Herrn", "Frau") and title_next and not self._after_article(tokens, i):
+        if word in _TITLE_WORDS and self._title(tokens, i):
             if word == "Frau":
                 nominative = tokens.clause_start(i) or tokens.lower(i - 1) == "und"
                 replacement = "Herr" if nominative else "Herrn"
@@ -178,6 +195,13 @@ class German(GermanPronouns, Language):
         elif self.names:
             self._name(tokens, i, planned, refs, surnames)
 
+    def _title(self, tokens: Tokens, i: int) -> bool:
+        """Herr/Herrn/Frau at ``i`` is a title: a capitalised word follows, no article
+        precedes."""
+        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
+        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
+        return title_next and not self._after_article(tokens, i)
+
     def _after_article(self, tokens: Tokens, i: int) -> bool:
         return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
 
@@ -190,15 +214,18 @@ class German(GermanPronouns, Language):
         if word not in self.lexicon.noun_forms:
             prefix, head = self._split_compound(word)  # type: ignore[misc]
         for reading in self.lexicon.noun_forms[head]:
-            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map)
-            if phrase is None:
-                continue
             other = "f" if reading.gender == "m" else "m"
             target = self.lexicon.pairs[reading.pair][other]
             if prefix:
-                target = {
-                    slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
-                }
+                key = (prefix, reading.pair, other)
+                if key not in self._compound_targets:
+                    self._compound_targets[key] = {
+                        slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
+                    }
+                target = self._compound_targets[key]
+            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map, target=target)
+            if phrase is None:
+                continue
             if not self.agreement:
                 form = target.get(phrase.slot[1:])
                 if form is not None:
@@ -217,9 +244,8 @@ class German(GermanPronouns, Language):
         result = reinflect(tokens, phrase, target, other)
         if result is None:
             return
-        edits, slots = result
-        indexed = {tokens.index(edit.start): edit for edit in edits}
-        if any(index in planned for index in indexed) or any(k in planned for k in slots):
+        indexed, slots = result
+        if not (planned.keys().isdisjoint(indexed) and planned.keys().isdisjoint(slots)):
             return  # an article or adjective another phrase already changed
         planned.update(indexed)
         possessive_slots.update(slots)

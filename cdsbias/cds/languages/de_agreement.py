@@ -17,12 +17,14 @@ right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gend
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.de_lexicon import (
     ACC_PREPOSITIONS,
+    CASES,
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
     GEN_PREPOSITIONS,
@@ -57,6 +59,14 @@ DATIVE_VERBS = re.compile(
     r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
 )
 _DECLENSION = {"def": "weak", "dies": "weak", "ein": "mixed"}
+# adjective_ending as one table per declension, for the slot filters of the hot path.
+_PHRASE_SLOTS = [(gender, "sg", case) for gender in "mfn" for case in CASES] + [
+    ("x", "pl", case) for case in CASES
+]
+_ENDINGS = {
+    declension: {slot: adjective_ending(declension, slot) for slot in _PHRASE_SLOTS}
+    for declension in ("weak", "mixed", "strong")
+}
 # Unions used in the hot paths, built once.
 _DAT_OR_GEN = DAT_PREPOSITIONS | GEN_PREPOSITIONS
 _OPENERS = PREPOSITIONS | COORDINATORS
@@ -114,20 +124,33 @@ def _preposition(tokens: Tokens, start: int) -> str:
 
 
 def analyse_noun_phrase(
-    tokens: Tokens, i: int, reading: NounForm, names: dict[str, str], *, inflected: bool = False
+    tokens: Tokens,
+    i: int,
+    reading: NounForm,
+    names: dict[str, str],
+    *,
+    inflected: bool = False,
+    target: dict[tuple[str, str], str] | None = None,
 ) -> NounPhrase | None:
     """The phrase around person noun ``i`` read as ``reading``; None if nothing fits.
 
     ``inflected``: the noun is a nominalised adjective (*der Vorsitzende*, *ein
     Angestellter*) whose own ending must fit the slot like an adjective's.
+
+    ``target``: the counterpart's forms, when the caller only needs the phrase to
+    re-inflect it with them. A bare noun without adjectives changes nothing but itself,
+    so when every slot left has the same number and the same counterpart form (*ist
+    Stahlarbeiter*: nominative, dative and accusative all *Stahlarbeiterin*), the case is
+    not resolved and the first slot stands for all of them: the edits are the same.
     """
+    words, gaps, lowers = tokens.words, tokens.gaps, tokens.lowers
     article = None
     adjectives: list[int] = []
     j = i - 1
-    while j >= 0 and tokens.gap(j + 1) == "-":
+    while j >= 0 and gaps[j + 1] == "-":
         j -= 1  # "der Kfz-Mechaniker": the phrase starts before the hyphenated compound
-    while j >= 0 and tokens.adjacent(j + 1):
-        word = tokens.words[j]
+    while j >= 0 and gaps[j + 1].isspace():  # word j + 1 is adjacent to word j
+        word = words[j]
         if not word.islower():
             # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
             if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
@@ -148,24 +171,33 @@ def analyse_noun_phrase(
     # Without an article an adjective chain must open its phrase: after a preposition,
     # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
     # Kollegen").
-    opens_phrase = j < 0 or tokens.clause_start(j + 1)
-    if article is None and not opens_phrase and tokens.lower(j) not in _OPENERS:
+    if (
+        article is None
+        and adjectives
+        and not tokens.clause_start(j + 1)
+        and lowers[j] not in _OPENERS
+    ):
         adjectives = []
-    slots = set(reading.phrase_slots)
+    slots = reading.phrase_slots
     declension = "strong"
     contracted = False
     if article is not None:
-        kind, stem, article_slots = parse_article(tokens.lower(article))  # type: ignore[misc]
-        slots &= article_slots
+        kind, stem, article_slots = parse_article(lowers[article])  # type: ignore[misc]
+        slots = slots & article_slots
         declension = _DECLENSION[kind]
         contracted = kind == "def" and bool(stem)
-    for adjective in [*adjectives, i] if inflected else adjectives:
-        word = tokens.words[adjective]
-        slots = {slot for slot in slots if word.endswith(adjective_ending(declension, slot))}
+    if adjectives or inflected:
+        endings = _ENDINGS[declension]
+        for adjective in [*adjectives, i] if inflected else adjectives:
+            word = words[adjective]
+            slots = {slot for slot in slots if word.endswith(endings[slot])}
     start = article if article is not None else (adjectives[-1] if adjectives else i)
-    following = tokens.lower(i + 1) if i + 1 < len(tokens.words) and tokens.adjacent(i + 1) else ""
-    can_be_subject = any(slot[2] == "nom" for slot in slots)
-    if can_be_subject and tokens.clause_start(start) and following in _FINITE_VERBS:
+    following = lowers[i + 1] if i + 1 < len(words) and gaps[i + 1].isspace() else ""
+    if (
+        following in _FINITE_VERBS
+        and tokens.clause_start(start)
+        and any(slot[2] == "nom" for slot in slots)
+    ):
         # A clause-initial phrase before the finite verb that can be nominative is its
         # subject, in the verb's number ("Die Feuerleiter ist lang" is no plural of
         # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
@@ -173,15 +205,23 @@ def analyse_noun_phrase(
         slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
     if not slots:
         return None
-    preposition = "" if contracted else _preposition(tokens, start)
-    if contracted:
-        preposition = CONTRACTIONS[tokens.lower(article)][0]  # type: ignore[arg-type]
-    numbers = {slot[1] for slot in slots}
-    if article is None and len(numbers) == 2:
+    preposition = (
+        CONTRACTIONS[lowers[article]][0]  # type: ignore[index]
+        if contracted
+        else _preposition(tokens, start)
+    )
+    if article is None and len({slot[1] for slot in slots}) == 2:
         # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
         predicative = _copula_before(tokens, start)
         slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
+    if (
+        target is not None
+        and start == i
+        and len(slots) > 1
+        and len({(slot[1], target.get(slot[1:])) for slot in slots}) == 1
+    ):
+        return NounPhrase(i, article, adjectives, min(slots), reading)
     slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
     return NounPhrase(i, article, adjectives, slot, reading)
 
@@ -199,9 +239,11 @@ def _choose_slot(
     if len(slots) == 1:
         return next(iter(slots))
 
+    singular_first = sorted(slots, key=lambda slot: slot[1] == "pl")
+
     def pick(*cases: str) -> Slot | None:
         for case in cases:
-            for slot in sorted(slots, key=lambda slot: slot[1] == "pl"):
+            for slot in singular_first:
                 if slot[2] == case:
                     return slot
         return None
@@ -265,10 +307,15 @@ def _copula_before(tokens: Tokens, start: int) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _is_dative_verb(word: str) -> bool:
+    return DATIVE_VERBS.fullmatch(word) is not None
+
+
 def _dative_verb_before(tokens: Tokens, start: int) -> bool:
     j = start - 1
     while j >= 0:
-        if DATIVE_VERBS.fullmatch(tokens.lower(j)):
+        if _is_dative_verb(tokens.lowers[j]):
             return True
         if tokens.clause_start(j):
             return False
@@ -285,20 +332,20 @@ def declension(tokens: Tokens, phrase: NounPhrase) -> str:
 
 def reinflect(
     tokens: Tokens, phrase: NounPhrase, target: dict[tuple[str, str], str], gender: str
-) -> tuple[list[Edit], dict[int, Slot]] | None:
+) -> tuple[dict[int, Edit], dict[int, Slot]] | None:
     """Edits that give ``phrase`` the noun of ``gender`` (forms ``target``).
 
     Returns:
-        The noun, adjective and (non-possessive) article edits, and for a possessive
-        article word the new slot (its stem is the pronoun rules' business). None if the
-        counterpart has no form for the slot.
+        The noun, adjective and (non-possessive) article edits by word index, and for a
+        possessive article word the new slot (its stem is the pronoun rules' business).
+        None if the counterpart has no form for the slot.
     """
     _, number, case = phrase.slot
     form = target.get((number, case))
     if form is None:
         return None
     new_slot: Slot = (gender if number == "sg" else "x", number, case)
-    edits = [tokens.edit(phrase.noun, form, "noun")]
+    edits = {phrase.noun: tokens.edit(phrase.noun, form, "noun")}
     if number == "pl":
         return edits, {}
     possessive_slots: dict[int, Slot] = {}
@@ -312,16 +359,17 @@ def reinflect(
         else:
             new = article_form(kind, stem, new_slot, contracted=kind == "def" and bool(stem))
             if new != word.lower():
-                edits.append(tokens.edit(phrase.article, new, "determiner"))
-    old_ending = adjective_ending(declension, phrase.slot)
-    new_ending = adjective_ending(declension, new_slot)
+                edits[phrase.article] = tokens.edit(phrase.article, new, "determiner")
+    if not phrase.adjectives:
+        return edits, possessive_slots
+    endings = _ENDINGS[declension]
+    old_ending = endings[phrase.slot]
+    new_ending = endings[new_slot]
     if old_ending != new_ending:
         for adjective in phrase.adjectives:
             word = tokens.words[adjective]
-            edits.append(
-                tokens.edit(
-                    adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
-                )
+            edits[adjective] = tokens.edit(
+                adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
             )
     return edits, possessive_slots
 

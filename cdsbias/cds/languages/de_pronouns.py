@@ -206,11 +206,23 @@ class GermanPronouns:
             "f": ("fp", "fx"),
             "f?": ("fp", "fx", "pl"),
         }[want]
+        # Which words head a non-person phrase does not change within a document: each
+        # pronoun's search reuses what earlier ones found.
+        non_person = tokens.memo.setdefault("non_person", {})
+        words = tokens.words
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
-            # A possessive right after a noun is its attribute and cannot refer to it:
-            # in "das Auto seines Nachbarn", "seines" is not the car's.
-            attribute = j == i - 1 and tokens.adjacent(i)
-            kind = refs.get(j) or (None if attribute else self._non_person(tokens, j))
+            kind = refs.get(j)
+            if not kind:
+                # A possessive right after a noun is its attribute and cannot refer to it:
+                # in "das Auto seines Nachbarn", "seines" is not the car's.
+                if j == i - 1 and tokens.adjacent(i):
+                    continue
+                if not words[j][:1].isupper():
+                    continue  # only a capitalised word heads a noun phrase
+                if j in non_person:
+                    kind = non_person[j]
+                else:
+                    kind = non_person[j] = self._non_person(tokens, j)
             if kind in accept:
                 return kind
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from itertools import accumulate, chain
 
 from cdsbias.cds.engine import Edit, match_case
 from cdsbias.cds.languages.de_lexicon import (
@@ -44,46 +45,52 @@ _SENTENCE_BREAK = re.compile(f"[{re.escape(_SENTENCE_CHARS)}]")
 
 
 class Tokens:
-    """The words of a text with their offsets and the text between them."""
+    """The words of a text with their offsets and the text between them.
 
-    __slots__ = ("ends", "lowers", "starts", "text", "words")
+    Built from ``re.split`` with the word pattern as a capturing group, which returns the
+    gaps and the words alternately in one pass over the text (``parts``); the offsets are
+    running sums of their lengths, so no Python code runs per match.
+    """
 
-    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+    __slots__ = ("ends", "gaps", "lowers", "memo", "starts", "text", "words")
+
+    def __init__(self, text: str, parts: list[str]) -> None:
         self.text = text
-        matches = list(pattern.finditer(text))
-        self.starts = [match.start() for match in matches]
-        self.ends = [match.end() for match in matches]
-        self.words = [match.group() for match in matches]
-        self.lowers = [word.lower() for word in self.words]
+        self.words = parts[1::2]
+        self.gaps = parts[0::2]  # gaps[i]: the text before word i (and one after the last)
+        offsets = list(
+            accumulate(chain.from_iterable(zip(map(len, self.gaps), map(len, self.words))))
+        )
+        self.starts = offsets[0::2]
+        self.ends = offsets[1::2]
+        self.lowers = list(map(str.lower, self.words))
+        #: Per-document memo of the language's rules (e.g. which words head a non-person
+        #: noun phrase), keyed by the rule's name and word index.
+        self.memo: dict = {}
 
     def gap(self, i: int) -> str:
         """The text between word ``i - 1`` and word ``i``."""
-        return self.text[self.ends[i - 1] if i else 0 : self.starts[i]]
+        return self.gaps[i]
 
     def adjacent(self, i: int) -> bool:
         """Word ``i`` follows word ``i - 1`` with only spaces between."""
-        if i <= 0:
-            return False
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:  # the common case: one character between
-            return self.text[end].isspace()
-        return self.gap(i).isspace()
+        return i > 0 and self.gaps[i].isspace()
 
     def sentence_start(self, i: int) -> bool:
         if i <= 0:
             return True
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:
-            return self.text[end] in _SENTENCE_CHARS
-        return bool(_SENTENCE_BREAK.search(self.gap(i)))
+        gap = self.gaps[i]
+        if len(gap) == 1:  # the common case: one character between
+            return gap in _SENTENCE_CHARS
+        return bool(_SENTENCE_BREAK.search(gap))
 
     def clause_start(self, i: int) -> bool:
         if i <= 0:
             return True
-        end = self.ends[i - 1]
-        if self.starts[i] - end == 1:
-            return self.text[end] in _CLAUSE_CHARS
-        return bool(_CLAUSE_BREAK.search(self.gap(i)))
+        gap = self.gaps[i]
+        if len(gap) == 1:
+            return gap in _CLAUSE_CHARS
+        return bool(_CLAUSE_BREAK.search(gap))
 
     def lower(self, i: int) -> str:
         return self.lowers[i] if 0 <= i < len(self.lowers) else ""

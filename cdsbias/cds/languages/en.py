@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from cdsbias.cds.edits import Edit, match_case
 from cdsbias.cds.languages.base import Language, Skip
+from cdsbias.cds.languages.en_analysis import Analysis, Analyzer
 from cdsbias.cds.languages.en_names import GivenNames, is_title_before_name
 from cdsbias.cds.languages.en_pronouns import her_is_possessive, his_is_independent
 from cdsbias.cds.wordlists import WordLists, load_word_sets, load_wordlists, resource_path
@@ -57,33 +55,6 @@ GENDERED_LOOKING = re.compile(
 )
 # Frequent words with those endings that are not gendered (en_context_words.txt).
 NOT_GENDERED = load_word_sets(resource_path("en_context_words.txt"))["not_gendered"]
-
-
-@dataclass
-class Analysis:
-    """Decisions a part-of-speech tagger / NER made for one text, keyed by start offset.
-
-    Attributes:
-        possessive: For each ``her``/``his`` token start, True if it is a possessive
-            determiner (her -> his, his -> her), False if object / independent (-> him / hers).
-        given_names: Starts of tokens tagged as the given-name part of a PERSON entity, or
-            None when the analyser does no NER (then the rules decide).
-        surnames: Starts of tokens tagged as a later part of a PERSON entity.
-    """
-
-    possessive: dict[int, bool] = field(default_factory=dict)
-    given_names: set[int] | None = None
-    surnames: set[int] = field(default_factory=set)
-
-
-class Analyzer(Protocol):
-    """Optional linguistic analysis (e.g. spaCy) that overrides the rule-based decisions."""
-
-    name: str
-
-    def analyze_many(self, texts: Iterable[str]) -> list[Analysis]:
-        """Analyses several texts (batched for speed)."""
-        ...
 
 
 class English(Language):

@@ -25,12 +25,8 @@ The name map is a bijection, so a document swaps every occurrence of a name the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from cdsbias.cds.languages.en_analysis import Analysis
 from cdsbias.cds.wordlists import load_word_sets, resource_path
-
-if TYPE_CHECKING:
-    from cdsbias.cds.languages.en import Analysis
 
 # The context words are data: en_context_words.txt, one [section] each.
 _WORDS = load_word_sets(resource_path("en_context_words.txt"))

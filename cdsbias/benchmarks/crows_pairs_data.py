@@ -1,0 +1,122 @@
+"""CrowS-Pairs' data: reading the CSV of Nangia et al. (2020) and the values papers published."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from cdsbias.benchmarks.published import PublishedValue
+from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
+from cdsbias.errors import CdsbiasError
+
+#: CrowS-Pairs (Nangia et al. 2020): one upstream commit, one sha256 per file (computed from
+#: the files in shared/data). ``cdsbias data fetch crows_pairs``.
+DATASET = register_dataset(
+    DatasetSpec(
+        name="crows_pairs",
+        folder="crows-pairs",
+        licence="CC-BY-SA-4.0",
+        repository="nyu-mll/crows-pairs",
+        commit="8aaac11c485473159ec9328a65253a5be9a479dc",
+        files=(
+            DataFile(
+                "crows_pairs_anonymized.csv",
+                "data/crows_pairs_anonymized.csv",
+                "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c",
+            ),
+        ),
+    )
+)
+
+FILE = "crows_pairs_anonymized.csv"
+REQUIRED = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
+DIRECTIONS = ("stereo", "antistereo")
+#: Values published for bert-base-uncased (Meade et al. 2022; the bias-bench leaderboard's
+#: BERT CrowS-Pairs gender score), on the gender pairs with bias-bench's scoring.
+_MEADE = "Meade et al. 2022 (ACL); bias-bench leaderboard, BERT gender"
+_BIAS_BENCH = "bias-bench scoring (mean log-probability of the modified tokens), gender pairs"
+PUBLISHED = (
+    PublishedValue("bert-base-uncased", "metric_score_gender", 57.25, _MEADE, _BIAS_BENCH,
+                   scope={"bias_type": None}, options={"scoring": "bias_bench"}),
+    PublishedValue("bert-base-uncased", "metric_score", 57.25, _MEADE, _BIAS_BENCH,
+                   scope={"bias_type": "gender"}, options={"scoring": "bias_bench"}),
+)  # fmt: skip
+
+
+def read_crows_csv(path: str | Path) -> pd.DataFrame:
+    """Parses the CrowS-Pairs CSV (``crows_pairs_anonymized.csv`` layout).
+
+    Sentences are kept verbatim (the reference tokenizes them as they are); the label
+    fields are stripped of stray spaces. CRLF and LF line ends may be mixed; quoted fields
+    may hold commas, quotes and line breaks.
+
+    Returns:
+        One row per pair: ``line, sent_more, sent_less, stereo_antistereo, bias_type``.
+
+    Raises:
+        CdsbiasError: A missing column, or ``file:line`` of a row with an unknown direction,
+            an empty sentence or bias type, or the wrong number of fields.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise CdsbiasError(f"Cannot read CrowS-Pairs data {path}: {exc.strerror or exc}.") from None
+    except UnicodeDecodeError as exc:
+        raise CdsbiasError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise CdsbiasError(f"{path}: empty file.") from None
+    header = [name.strip() for name in header]
+    missing = [name for name in REQUIRED if name not in header]
+    if missing:
+        raise CdsbiasError(
+            f"{path}:1: missing column(s) {', '.join(missing)}; CrowS-Pairs needs "
+            f"{', '.join(REQUIRED)}."
+        )
+    columns = {name: header.index(name) for name in REQUIRED}
+    rows = []
+    start = reader.line_num + 1
+    try:
+        for record in reader:
+            line = start
+            start = reader.line_num + 1
+            if not any(field.strip() for field in record):
+                continue
+            if len(record) != len(header):
+                raise CdsbiasError(
+                    f"{path}:{line}: {len(record)} fields, the header has {len(header)} "
+                    "(an unquoted comma or quote?)."
+                )
+            item = {name: record[index] for name, index in columns.items()}
+            direction = item["stereo_antistereo"].strip()
+            bias_type = item["bias_type"].strip()
+            if direction not in DIRECTIONS:
+                raise CdsbiasError(
+                    f"{path}:{line}: stereo_antistereo is {direction!r}; expected stereo or "
+                    "antistereo."
+                )
+            if not bias_type:
+                raise CdsbiasError(f"{path}:{line}: empty bias_type.")
+            for name in ("sent_more", "sent_less"):
+                if not item[name].strip():
+                    raise CdsbiasError(f"{path}:{line}: empty {name}.")
+            rows.append(
+                {
+                    "line": line,
+                    "sent_more": item["sent_more"],
+                    "sent_less": item["sent_less"],
+                    "stereo_antistereo": direction,
+                    "bias_type": bias_type,
+                }
+            )
+    except csv.Error as exc:
+        raise CdsbiasError(f"{path}:{reader.line_num}: malformed CSV ({exc}).") from None
+    if not rows:
+        raise CdsbiasError(f"{path}: no CrowS-Pairs rows.")
+    return pd.DataFrame(rows)

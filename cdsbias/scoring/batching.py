@@ -1,0 +1,71 @@
+"""How the scorer's forward passes stay cheap: capped batches, projection at read rows only.
+
+:class:`~cdsbias.scoring.MaskedLMScorer` runs distinct inputs sorted by length in batches
+that :func:`capped_batches` cuts so that a batch's ``ln softmax`` (read rows x vocabulary)
+stays small, and :func:`logits_at` applies the vocabulary projection (the largest matrix of
+a BERT-base) only at the positions that are read, not at every position of every sequence.
+AUL/AULA (:mod:`cdsbias.scoring.unmasked`) batch the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+#: Cap on read rows x vocabulary entries per forward batch. A batch's log-softmax is
+#: ``[read rows, vocab]``: reading every position of 64 inputs (PLL, ABC) under XLM-R's
+#: 250k vocabulary would be ~1 GB, copied several times; 2^23 float32 entries are 32 MB.
+MAX_BATCH_ENTRIES = 1 << 23
+
+
+def capped_batches(
+    order: Sequence[int], read_rows: Sequence[int], size: int, vocab: int
+) -> Iterator[list[int]]:
+    """Consecutive runs of ``order`` of at most ``size`` items and, unless a run is a single
+    item, at most ``MAX_BATCH_ENTRIES`` read rows x vocabulary entries."""
+    batch: list[int] = []
+    rows = 0
+    for index in order:
+        if batch and (len(batch) == size or (rows + read_rows[index]) * vocab > MAX_BATCH_ENTRIES):
+            yield batch
+            batch, rows = [], 0
+        batch.append(index)
+        rows += read_rows[index]
+    if batch:
+        yield batch
+
+
+def logits_at(model: Any, input_ids: Any, attention: Any, gather: Any) -> Any:
+    """Logits ``[batch, columns, vocab]`` of ``model`` at the positions in ``gather``.
+
+    A forward hook on the encoder replaces its hidden states by the gathered ones, so
+    whatever head the architecture has (BERT's ``cls``, RoBERTa's ``lm_head``,
+    DistilBERT's ``vocab_*`` layers, ...) runs position-wise on those rows only. The
+    tensors must already be on the model's device.
+    """
+    import torch
+
+    hooked = []
+
+    def select_rows(_module: Any, _args: Any, output: Any) -> Any:
+        hidden = output[0]
+        index = gather.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
+        picked = torch.gather(hidden, 1, index)
+        hooked.append(True)
+        if isinstance(output, tuple):
+            return (picked, *output[1:])
+        output.last_hidden_state = picked
+        return output
+
+    handle = model.base_model.register_forward_hook(select_rows)
+    try:
+        logits = model(input_ids=input_ids, attention_mask=attention).logits
+    finally:
+        handle.remove()
+    if not hooked or logits.shape[1] != gather.shape[1]:
+        # The head did not consume the hooked output (an unusual architecture):
+        # project every position and gather afterwards; slower, same numbers.
+        logits = model(input_ids=input_ids, attention_mask=attention).logits
+        index = gather.unsqueeze(-1).expand(-1, -1, logits.shape[-1])
+        logits = torch.gather(logits, 1, index)
+    return logits

@@ -1,0 +1,128 @@
+"""Published values beside measured ones: lookup, protocol differences, evaluate and report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import ASSETS
+
+from cdsbias.benchmarks import REGISTRY, build_benchmark, load_all
+from cdsbias.benchmarks.published import PublishedValue, published_notes
+from cdsbias.cli import main
+
+VALUE = PublishedValue(
+    "bert-base-uncased", "score", 57.25, "Paper 2022, Table 9", "their protocol",
+    scope={"subset": "gender"}, options={"scoring": "theirs"},
+)  # fmt: skip
+
+
+def test_lookup_prints_the_value_for_the_model_and_stays_silent_otherwise():
+    options = {"subset": "gender", "scoring": "theirs"}
+    line = "score: measured 56.1; published: 57.25 (Paper 2022, Table 9; their protocol)"
+    assert published_notes((VALUE,), "bert-base-uncased", {"score": 56.1}, options) == [line]
+    # The hub's organisation spelling is the same checkpoint.
+    assert published_notes((VALUE,), "google-bert/bert-base-uncased", {"score": 56.1}, options)
+    assert published_notes((VALUE,), "roberta-base", {"score": 56.1}, options) == []
+    assert published_notes((VALUE,), None, {"score": 56.1}, options) == []
+    assert published_notes((VALUE,), "bert-base-uncased", {"other": 1.0}, options) == []
+    # Another scope (another subset) is another number: not mentioned.
+    other = {**options, "subset": "race"}
+    assert published_notes((VALUE,), "bert-base-uncased", {"score": 56.1}, other) == []
+
+
+def test_a_different_protocol_is_named():
+    options = {"subset": "gender", "scoring": "ours"}
+    (line,) = published_notes((VALUE,), "bert-base-uncased", {"score": 56.1}, options,
+                              own_data=True)  # fmt: skip
+    assert line.endswith(
+        "-- not like for like: scoring is 'ours' here, 'theirs' there; scored on your data "
+        "file, not the benchmark's"
+    )
+
+
+def test_every_published_value_names_a_headline_or_reported_metric():
+    load_all()
+    for name, cls in REGISTRY.items():
+        for value in cls.published:
+            assert value.source and value.protocol and value.model
+            assert all(key in {f.name for f in cls.Options.__dataclass_fields__.values()}
+                       for key in [*value.scope, *value.options]), name  # fmt: skip
+
+
+def test_benchmarks_declare_the_values_of_meade_et_al():
+    seat = build_benchmark("seat", {})
+    (line,) = seat.published_notes("bert-base-uncased", {"avg_abs_effect_size": 0.6})
+    assert "published: 0.620 (Meade et al. 2022" in line and "not like for like" not in line
+    # The paper scored the StereoSet test set; the shipped data is the dev set.
+    stereoset = build_benchmark("stereoset", {})
+    notes = stereoset.published_notes("bert-base-uncased", {"ss_gender": 61.0})
+    assert notes == [
+        "ss_gender: measured 61; published: 60.28 (Meade et al. 2022 (ACL), BERT gender "
+        "results; bias-bench leaderboard; bias-bench scoring, gender clusters) -- not like for "
+        "like: the paper scored the StereoSet test set; the shipped data is the dev set"
+    ]
+    crows = build_benchmark("crows_pairs", {"scoring": "bias_bench", "bias_type": "gender"})
+    (line,) = crows.published_notes("bert-base-uncased", {"metric_score": 57.0})
+    assert "published: 57.25" in line and "not like for like" not in line
+
+
+@pytest.fixture
+def hub_copy(real_vocab_bert, tmp_path):
+    """A local folder saved from the hub model bert-base-uncased (its config says so)."""
+    folder = tmp_path / "bert-copy"
+    shutil.copytree(real_vocab_bert, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(
+        json.dumps({**config, "_name_or_path": "bert-base-uncased"})
+    )
+    return folder
+
+
+def test_evaluate_prints_published_values_for_a_hub_model_folder(hub_copy, tmp_path, capsys):
+    argv = ["evaluate", str(hub_copy), "-b", "crows_pairs", "--out", str(tmp_path / "out"),
+            "--data", str(ASSETS / "crows_pairs" / "crows_pairs_mini.csv"), "--quiet",
+            "--option", "scoring=bias_bench"]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "crows_pairs metric_score_gender: measured" in printed
+    assert "published: 57.25 (Meade et al. 2022" in printed
+    assert "not like for like: scored on your data file" in printed
+    # A checkpoint trained here is not the model the paper scored, whatever its config says.
+    (hub_copy / "trainer_state.json").write_text("{}")
+    assert main(argv) == 0
+    assert "published:" not in capsys.readouterr().out
+
+
+def test_evaluate_is_silent_for_models_without_published_values(real_vocab_bert, tmp_path, capsys):
+    argv = ["evaluate", str(real_vocab_bert), "-b", "crows_pairs", "--quiet",
+            "--out", str(tmp_path / "out"), "--option", "scoring=bias_bench",
+            "--data", str(ASSETS / "crows_pairs" / "crows_pairs_mini.csv")]  # fmt: skip
+    assert main(argv) == 0
+    assert "published:" not in capsys.readouterr().out
+
+
+def test_report_shows_published_values_beside_step_zero(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_info.json").write_text(json.dumps({"base_model": "bert-base-uncased"}))
+    (run / "recipe.yaml").write_text("bias_benchmarks: [seat]\n")
+    seat = build_benchmark("seat", {})
+    entry = {
+        "headline": [m.__dict__ for m in seat.headline_metrics()],
+        "options": seat.option_values(),
+    }
+    points = [
+        {"step": 0, "benchmarks": {"seat": {**entry, "metrics": {"avg_abs_effect_size": 0.61}}}},
+        {"step": 9, "benchmarks": {"seat": {**entry, "metrics": {"avg_abs_effect_size": 0.3}}}},
+    ]
+    (run / "bias_metrics.jsonl").write_text("".join(json.dumps(p) + "\n" for p in points))
+    assert main(["report", str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "step 0 (bert-base-uncased), seat avg_abs_effect_size: measured 0.61; published: " \
+           "0.620 (Meade et al. 2022" in printed  # fmt: skip
+    # A run from scratch (no base model) has nothing to compare.
+    (run / "run_info.json").write_text(json.dumps({"base_model": None}))
+    assert main(["report", str(run)]) == 0
+    assert "published:" not in capsys.readouterr().out
