@@ -65,7 +65,7 @@ def test_posthoc_only_inlp_folds_what_it_fitted_and_records_it(inlp_run, base):
     info = json.loads((inlp_run / "run_info.json").read_text())["method"]
     assert info["trainable_parameters"] == 0
     assert info["costs"]["post-hoc fit"].endswith(f"{record['rank_removed']} direction(s) removed")
-    assert info["label"] == "full fine-tuning + INLP (fold)"
+    assert info["label"] == "INLP (fold), no training"
 
 
 def test_hook_mode_keeps_the_weights_and_scores_through_the_hook(tmp_path, becpro, base):

@@ -253,7 +253,10 @@ class MethodPlan:
         return self.weights.scoring_model(model)
 
     def label(self, model: Any = None) -> str:
-        """``LoRA r=8 (query, value) + dropout 0.20/0.15``."""
+        """``LoRA r=8 (query, value) + dropout 0.20/0.15``; ``INLP (fold), no training``
+        for a ``posthoc_only`` run."""
+        if self.posthoc_only and self.posthoc is not None:
+            return f"{self.posthoc.label(model)}, no training"
         return " + ".join(m.label(model) for m in self.methods)
 
     def summary(self, model: Any, tokenizer: Any = None) -> dict[str, Any]:
