@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo demo-de demo-da methods test test-slow test-integration test-all lint format clean
+.PHONY: setup demo demo-de demo-da methods methods-posthoc test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -133,6 +133,51 @@ $(METHODS_DIR)/lora-cds-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
 $(METHODS_DIR)/adapter-cda-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
 	$(TRAIN_METHOD) recipes/gap_cda_adapter.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
 		output_dir=$(@D) run_name=adapter-cda-5e-4
+
+# docs/methods.md, second table: the loss term and the post-hoc methods on the same base and
+# budget. The demo corpus names a person in every sentence, so the pronouns are Context-Debias's
+# attribute classes and INLP/LEACE's word pairs: pronoun-free sentences are the stereotype and
+# neutral sentences. Post-hoc-only runs train nothing (posthoc_only=true, original text).
+# bias-bench's Self-Debias prefix is 54 pieces in the demo's occupation-only vocabulary (its
+# inputs would pass the 64 positions), so Self-Debias gets a prefix of words it knows.
+POSTHOC_RUNS = sentence-debias inlp inlp-10 leace self-debias full-cds-inlp context-debias \
+	context-debias-lora
+PRONOUN_PAIRS = posthoc_word_pairs=pronoun_pairs.json
+PRONOUN_CLASSES = 'context_debias_attribute_words=[pronouns_male.txt, pronouns_female.txt]'
+POSTHOC_ONLY = recipes/gap_cds.yaml $(METHOD_BUDGET) posthoc_only=true cds_mode=none
+
+methods-posthoc: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(POSTHOC_RUNS)))
+	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS)) \
+		--out $(METHODS_DIR)/comparison-posthoc
+	$(PY) scripts/methods_page.py --block compare-posthoc \
+		$(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS))
+
+$(METHODS_DIR)/sentence-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=sentence_debias \
+		output_dir=$(@D) run_name=sentence-debias
+$(METHODS_DIR)/inlp/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=inlp $(PRONOUN_PAIRS) \
+		output_dir=$(@D) run_name=inlp
+# bias-bench's 80 INLP iterations remove up to 240 directions: all 128 of this model's.
+$(METHODS_DIR)/inlp-10/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=inlp inlp_iterations=10 $(PRONOUN_PAIRS) \
+		output_dir=$(@D) run_name=inlp-10
+$(METHODS_DIR)/leace/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=leace $(PRONOUN_PAIRS) \
+		output_dir=$(@D) run_name=leace
+$(METHODS_DIR)/self-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) $(POSTHOC_ONLY) self_debias=true 'self_debias_prefix="A man or a woman: "' \
+		output_dir=$(@D) run_name=self-debias
+$(METHODS_DIR)/full-cds-inlp/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
+		posthoc_method=inlp $(PRONOUN_PAIRS) output_dir=$(@D) run_name=full-cds-inlp
+$(METHODS_DIR)/context-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=none \
+		debias_loss=context_debias $(PRONOUN_CLASSES) output_dir=$(@D) run_name=context-debias
+$(METHODS_DIR)/context-debias-lora/trainer_state.json: $(DEMO_DIR)/base/config.json
+	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=none \
+		debias_loss=context_debias $(PRONOUN_CLASSES) output_dir=$(@D) \
+		run_name=context-debias-lora
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

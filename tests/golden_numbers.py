@@ -156,6 +156,14 @@ METHODS: dict[str, list[str]] = {
     "adapter": ["peft_method=adapter", "adapter_reduction_factor=4"],
     "dropout": ["hidden_dropout_prob=0.2", "attention_probs_dropout_prob=0.15"],
     "cda": ["cds_mode=cda"],
+    # The smoke corpus names every person with a gendered noun: pronouns as the attribute
+    # classes leave pronoun-free sentences as stereotype sentences (ContextDebias.example).
+    "context_debias": [
+        "debias_loss=context_debias",
+        "context_debias_batch_size=4",
+        "context_debias_max_sentences=16",
+        "context_debias_attribute_words=[pronouns_male.txt, pronouns_female.txt]",
+    ],
 }
 #: recipes/smoke.yaml fine-tuning the tiny BERT (``tests_helpers.fine_tune``): 6 steps,
 #: BEC-Pro (``small_becpro``, 50 resamples) at step 0 and at the checkpoints 3 and 6.

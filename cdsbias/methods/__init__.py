@@ -9,6 +9,11 @@ name        role        what it does                                           m
 ``lora``    weights     peft LoRA (Hu et al. 2022), base frozen                lora.py
 ``adapter`` weights     bottleneck adapters (ADELE), base frozen               adapter.py
 ``dropout`` regularizer higher training dropout (Webster et al. 2020)          dropout.py
+``context_debias`` loss  Context-Debias term (Kaneko & Bollegala 2021)      context_debias.py
+``self_debiasing`` posthoc Self-Debias decoding rule (Schick et al. 2021)   self_debias.py
+``sentence_debias`` posthoc SentenceDebias projection (Liang et al. 2020) sentence_debias.py
+``inlp``    posthoc     INLP nullspace projection (Ravfogel et al. 2020)       inlp.py
+``leace``   posthoc     LEACE closed-form erasure (Belrose et al. 2023)        leace.py
 =========== =========== ===================================================== ==========
 
 What acts on the *data* (CDS, CDA, original text) is the corpus's business
@@ -20,10 +25,21 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from cdsbias.methods.base import REGISTRY, ROLES, Method, NoOptions, Role, get_method, register
+from cdsbias.methods.base import (
+    REGISTRY,
+    ROLES,
+    Method,
+    NoOptions,
+    PosthocContext,
+    Role,
+    get_method,
+    register,
+)
 from cdsbias.methods.plan import (
+    LossSelection,
     MethodPlan,
     MethodSelection,
+    PosthocSelection,
     option_classes,
     option_keys,
     plan_from_values,
@@ -33,8 +49,8 @@ from cdsbias.methods.plan import (
 
 #: Modules of this package that hold no method.
 _NOT_METHODS = {
-    "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data",
-    "erasure", "head_fold", "fit_sentences",
+    "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data", "erasure",
+    "fit_sentences", "head_fold", "posthoc_erasure",
 }  # fmt: skip
 
 
@@ -54,10 +70,13 @@ def list_methods() -> dict[str, str]:
 __all__ = [
     "REGISTRY",
     "ROLES",
+    "LossSelection",
     "Method",
     "MethodPlan",
     "MethodSelection",
     "NoOptions",
+    "PosthocContext",
+    "PosthocSelection",
     "Role",
     "get_method",
     "list_methods",

@@ -40,6 +40,32 @@ REGISTRY: dict[str, type[Method]] = {}
 
 
 @dataclass
+class PosthocContext:
+    """What a ``posthoc`` method may read after training (:meth:`Method.after_training`).
+
+    Attributes:
+        documents: Returns a fresh iterable of the corpus's document texts (original
+            text; a stream is read only as far as the caller reads).
+        tokenizer: The model's tokenizer.
+        scorer: The batched scorer of the model (length-sorted, deduplicated forward
+            passes).
+        folder: The run folder (:class:`cdsbias.runs.folder.RunFolder`), to record a fit.
+        fit: ``fit(method, **arguments)``: a linear erasure fitted on sentences of the
+            corpus encoded by ``scorer``
+            (:func:`cdsbias.train.posthoc_fit.fit_posthoc`, built by the train layer: a
+            method imports neither train nor scoring).
+        seed: The run's seed.
+    """
+
+    documents: Any
+    tokenizer: Any
+    scorer: Any
+    folder: Any
+    fit: Any = None
+    seed: int = 0
+
+
+@dataclass
 class NoOptions:
     """Options of a method that has none."""
 
@@ -84,6 +110,12 @@ class Method:
     #: Whether a resumed run loads the model from the checkpoint (full weights); else the
     #: base is rebuilt and the Trainer restores what trains.
     resumes_from_weights: ClassVar[bool] = True
+    #: ``posthoc`` role: whether :meth:`after_training` changes saved weights (e.g. folds a
+    #: projection into the MLM head), so the run must save full weights.
+    edits_weights: ClassVar[bool] = False
+    #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
+    #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
+    changes_scoring: ClassVar[bool] = False
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
@@ -122,6 +154,27 @@ class Method:
         is the model's (e.g. to look up the ids a loss term reads)."""
         return model
 
+    def prepare_data(
+        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+    ) -> str | None:
+        """Reads the training corpus before training (e.g. a loss term's example sentences).
+
+        Args:
+            documents: The corpus's document texts, original (not CDS-substituted), an
+                iterable read once and lazily (a stream is read only as far as needed).
+            tokenizer: The model's tokenizer.
+            model: The prepared model (:meth:`prepare`).
+            max_length: The longest input the model takes (special tokens included).
+
+        Returns:
+            A line for the run's log (e.g. the memory a frozen copy takes), or None.
+        """
+        return None
+
+    def mlm_weight(self) -> float:
+        """``loss`` role: the weight of the masked-LM loss beside :meth:`loss_terms`."""
+        return 1.0
+
     def save(self, model: Any, folder: Path) -> None:
         """Writes the files the Trainer does not save itself into a checkpoint or the output
         folder (called on the main process after every save and at the end)."""
@@ -140,11 +193,15 @@ class Method:
         model's outputs (``output_hidden_states=True``)."""
         return {}
 
-    def after_training(self, model: Any, context: Any) -> Any:
+    def after_training(self, model: Any, context: PosthocContext) -> Any:
         """``posthoc`` role: acts on the trained model (e.g. fits a projection and folds it
         into the MLM head); returns the model to score and save. ``context`` gives what
-        the step may read: the corpus, an encoder of sentences, the run folder."""
+        the step may read: the corpus, the batched scorer of the model, the run folder."""
         return model
+
+    def check_benchmarks(self, benchmarks: list[Any]) -> None:
+        """Refuses benchmarks the method cannot be scored on (raise ``CdsbiasError``),
+        checked when the recipe is read."""
 
     def wrap_scorer(self, scorer: Any) -> Any:
         """``posthoc`` role acting at scoring time (a decoding rule): returns the scorer
@@ -160,6 +217,12 @@ class Method:
     def card_text(self) -> str:
         """The model card's sentence on what this method did."""
         return self.description
+
+    def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
+        """What the method costs beyond training, ``{column: text}`` (e.g. ``"inference
+        cost": "2 forward passes, +14 tokens per prediction"``): ``run_info.json`` records
+        it and ``cdsbias compare`` shows one column per name."""
+        return {}
 
     # ------------------------------------------------------------------ saved folders
     @classmethod

@@ -31,6 +31,9 @@ from cdsbias.errors import CdsbiasError
 
 #: Methods whose fits this module provides (the recipe's ``posthoc_method`` values).
 ERASURE_METHODS = ("sentence_debias", "inlp", "leace")
+#: The same names, for code outside cdsbias/methods/ that dispatches on them (a registry
+#: name is spelled only in the methods package).
+SENTENCE_DEBIAS, INLP, LEACE = ERASURE_METHODS
 
 #: File names of a saved :class:`AffineErasure` (in a run folder or a published model).
 ERASURE_FILE = "posthoc_erasure.safetensors"

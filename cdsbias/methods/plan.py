@@ -10,13 +10,14 @@ as it trained (never re-defaulted).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from cdsbias.errors import CdsbiasError
-from cdsbias.methods.base import REGISTRY, Method
+from cdsbias.errors import CdsbiasError, unknown_name_error
+from cdsbias.methods.base import REGISTRY, Method, PosthocContext
 
 
 @dataclass
@@ -34,12 +35,108 @@ class MethodSelection:
     )
 
 
-def option_classes() -> tuple[type, ...]:
-    """Every recipe dataclass of the methods: the selection and each method's options."""
+def selector_values(key: str) -> list[str]:
+    """The methods a selector key (``debias_loss``, ...) can name: those whose
+    ``selected_by`` reads ``KEY: NAME``."""
     from cdsbias.methods import load_all
 
     load_all()
-    classes: list[type] = [MethodSelection]
+    return sorted(cls.name for cls in REGISTRY.values() if cls.selected_by == f"{key}: {cls.name}")
+
+
+@dataclass
+class LossSelection:
+    """Which loss term (role ``loss``) is added to the masked-LM objective."""
+
+    debias_loss: str = field(
+        default="none",
+        metadata={
+            "help": "'none', or a debiasing loss term added to the MLM loss while training: "
+            "'context_debias' (Kaneko & Bollegala 2021; its context_debias_* keys)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        names = selector_values("debias_loss")
+        if self.debias_loss != "none" and self.debias_loss not in names:
+            raise unknown_name_error("debias_loss", self.debias_loss, ["none", *names])
+
+
+@dataclass
+class PosthocSelection:
+    """Which projection is fitted after training, how it is applied, and whether a run
+    trains before its post-hoc method acts."""
+
+    posthoc_only: bool = field(
+        default=False,
+        metadata={
+            "help": "Train nothing: score the model (step 0), apply the post-hoc method "
+            "(posthoc_method, self_debias), score again. The two points show before -> after."
+        },
+    )
+    posthoc_method: str = field(
+        default="none",
+        metadata={
+            "help": "'none', or a projection fitted once on sentences of the corpus (original "
+            "text) after training: 'sentence_debias' (Liang et al. 2020), 'inlp' (Ravfogel "
+            "et al. 2020) or 'leace' (Belrose et al. 2023)."
+        },
+    )
+    posthoc_apply: str = field(
+        default="fold",
+        metadata={
+            "help": "'fold': the projection folded into the MLM head's first layer (a plain "
+            "checkpoint; only the head sees it); 'hook': a forward hook on the base model's "
+            "output (debiased hidden states; the hook is not saved in the weights)."
+        },
+    )
+    posthoc_word_pairs: str | None = field(
+        default=None,
+        metadata={
+            "help": "Word pairs that choose the fit sentences: a bias-bench JSON "
+            '({"gender": [[male, female], ...]}) or a CDS-format TSV; a bare name is a file '
+            "shipped in cdsbias/resources/wordlists (pronoun_pairs.json). Default the CDS "
+            "pairs plus him/her, his/her."
+        },
+    )
+    posthoc_sentences_per_class: int = field(
+        default=10_000,
+        metadata={"help": "INLP/LEACE: fit sentences per class (bias-bench: 10,000)."},
+    )
+    posthoc_min_sentences_per_class: int = field(
+        default=100,
+        metadata={"help": "INLP/LEACE: fewer sentences in any class is an error."},
+    )
+
+    def __post_init__(self) -> None:
+        names = selector_values("posthoc_method")
+        if self.posthoc_method != "none" and self.posthoc_method not in names:
+            raise unknown_name_error("posthoc_method", self.posthoc_method, ["none", *names])
+        if self.posthoc_apply not in ("fold", "hook"):
+            raise CdsbiasError(f"posthoc_apply must be fold or hook, got '{self.posthoc_apply}'.")
+        if not 1 <= self.posthoc_min_sentences_per_class <= self.posthoc_sentences_per_class:
+            raise CdsbiasError(
+                "posthoc_min_sentences_per_class must be 1 to posthoc_sentences_per_class "
+                f"({self.posthoc_sentences_per_class}), got {self.posthoc_min_sentences_per_class}."
+            )
+
+
+#: Keys of :class:`PosthocSelection` that shape a fitted projection, and the methods they
+#: apply to (a key given without them is an error).
+ERASURE_KEYS = {
+    "posthoc_apply": ("sentence_debias", "inlp", "leace"),
+    "posthoc_word_pairs": ("sentence_debias", "inlp", "leace"),
+    "posthoc_sentences_per_class": ("inlp", "leace"),
+    "posthoc_min_sentences_per_class": ("inlp", "leace"),
+}
+
+
+def option_classes() -> tuple[type, ...]:
+    """Every recipe dataclass of the methods: the selections and each method's options."""
+    from cdsbias.methods import load_all
+
+    load_all()
+    classes: list[type] = [MethodSelection, LossSelection, PosthocSelection]
     for cls in REGISTRY.values():
         if cls.option_keys() and cls.Options not in classes:
             classes.append(cls.Options)
@@ -61,6 +158,8 @@ class MethodPlan:
     regularizers: tuple[Method, ...] = ()
     loss: Method | None = None
     posthoc: Method | None = None
+    #: Train nothing: score, apply the post-hoc method, score (``posthoc_only: true``).
+    posthoc_only: bool = False
 
     @property
     def methods(self) -> list[Method]:
@@ -75,6 +174,13 @@ class MethodPlan:
     def check(self, *, init_from_scratch: bool) -> None:
         for method in self.methods:
             method.check(init_from_scratch=init_from_scratch)
+        posthoc = self.posthoc
+        if posthoc is not None and posthoc.edits_weights and self.weights.publishes != "weights":
+            raise CdsbiasError(
+                f"{posthoc.title} ({posthoc.selected_by}) changes the model's weights after "
+                f"training, but a {self.weights.title} run saves only its own files; use "
+                "posthoc_apply: hook, or train full weights."
+            )
 
     def config_overrides(self, model_type: str) -> dict[str, Any]:
         """Config values every method loads the model with."""
@@ -89,6 +195,51 @@ class MethodPlan:
             model = method.prepare(model, tokenizer)
         return model
 
+    def prepare_data(
+        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+    ) -> list[str]:
+        """Lets the methods read the corpus before training; returns their log lines."""
+        notes = [
+            method.prepare_data(documents, tokenizer, model, max_length=max_length)
+            for method in self.methods
+        ]
+        return [note for note in notes if note]
+
+    @property
+    def reads_corpus(self) -> bool:
+        """Whether a method overrides :meth:`Method.prepare_data` (the corpus is read)."""
+        return any(type(m).prepare_data is not Method.prepare_data for m in self.methods)
+
+    def mlm_weight(self) -> float:
+        """The weight of the masked-LM loss (the loss method's; 1 without one)."""
+        return self.loss.mlm_weight() if self.loss is not None else 1.0
+
+    def after_training(self, model: Any, context: PosthocContext) -> Any:
+        """The model after the post-hoc method acted (the model itself without one)."""
+        return self.posthoc.after_training(model, context) if self.posthoc else model
+
+    def wrap_scorer(self, scorer: Any) -> Any:
+        """The scorer of the post-hoc point (a decoding rule's; the scorer without one)."""
+        return self.posthoc.wrap_scorer(scorer) if self.posthoc else scorer
+
+    def check_benchmarks(self, benchmarks: list[Any]) -> None:
+        """Every method's :meth:`Method.check_benchmarks`."""
+        for method in self.methods:
+            method.check_benchmarks(benchmarks)
+
+    @property
+    def changes_scoring(self) -> bool:
+        """Whether the post-hoc method changes what the scorer reads (see
+        :attr:`Method.changes_scoring`)."""
+        return self.posthoc is not None and self.posthoc.changes_scoring
+
+    def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
+        """Every method's :meth:`Method.costs`."""
+        out: dict[str, str] = {}
+        for method in self.methods:
+            out.update(method.costs(model, tokenizer))
+        return out
+
     def save(self, model: Any, folder: Path) -> None:
         """Writes every method's own files into ``folder``."""
         for method in self.methods:
@@ -102,20 +253,24 @@ class MethodPlan:
         return self.weights.scoring_model(model)
 
     def label(self, model: Any = None) -> str:
-        """``LoRA r=8 (query, value) + dropout 0.20/0.15``."""
+        """``LoRA r=8 (query, value) + dropout 0.20/0.15``; ``INLP (fold), no training``
+        for a ``posthoc_only`` run."""
+        if self.posthoc_only and self.posthoc is not None:
+            return f"{self.posthoc.label(model)}, no training"
         return " + ".join(m.label(model) for m in self.methods)
 
-    def summary(self, model: Any) -> dict[str, Any]:
+    def summary(self, model: Any, tokenizer: Any = None) -> dict[str, Any]:
         """What ``run_info.json["method"]`` records: the methods with their options, the
-        label and the parameter counts.
+        label, the parameter counts and the methods' costs.
 
         ``total_parameters`` counts every tensor of the model to train once (adapters
-        included, tied weights once); ``trainable_parameters`` those that require gradients.
+        included, tied weights once); ``trainable_parameters`` those that require gradients
+        (none in a ``posthoc_only`` run, which trains nothing).
         """
         params = list(model.parameters())  # shared tensors are listed once
         total = sum(p.numel() for p in params)
-        trainable = sum(p.numel() for p in params if p.requires_grad)
-        return {
+        trainable = 0 if self.posthoc_only else sum(p.numel() for p in params if p.requires_grad)
+        summary = {
             "methods": self.names,
             "options": {m.name: m.option_values() for m in self.methods},
             "label": self.label(model),
@@ -123,6 +278,10 @@ class MethodPlan:
             "total_parameters": total,
             "trainable_share": trainable / total if total else 0.0,
         }
+        costs = self.costs(model, tokenizer)
+        if costs:
+            summary["costs"] = costs
+        return summary
 
     def unused_keys(self) -> set[str]:
         """Method keys that did not shape the run (left out of its model card)."""
@@ -179,8 +338,21 @@ def plan_from_values(
                 f"{', '.join(cls.name for cls in extra)}. Remove all but one."
             )
         chosen_classes += extra
+    for key, selection in (("debias_loss", LossSelection), ("posthoc_method", PosthocSelection)):
+        if values.get(key) is not None:  # an unknown name: did-you-mean, before other checks
+            selection(**{key: values[key]})
     if given is not None:
         _check_unused_keys(chosen_classes, given)
+        chosen = values.get("posthoc_method", "none")
+        for key, owners in ERASURE_KEYS.items():
+            if given.get(key) is not None and chosen not in owners:
+                raise CdsbiasError(
+                    f"{key} applies only to posthoc_method: {' | '.join(owners)}, which this "
+                    "recipe does not choose; remove it or choose one of them."
+                )
+    for selection in (LossSelection, PosthocSelection):  # the other values' checks
+        keys = [f.name for f in dataclasses.fields(selection)]
+        selection(**{key: values[key] for key in keys if values.get(key) is not None})
     methods = [cls.from_values(values) for cls in chosen_classes]
     by_role = {m.role: m for m in methods if m.role in ("loss", "posthoc")}
     plan = MethodPlan(
@@ -188,9 +360,29 @@ def plan_from_values(
         regularizers=tuple(m for m in methods if m.role == "regularizer"),
         loss=by_role.get("loss"),
         posthoc=by_role.get("posthoc"),
+        posthoc_only=bool(values.get("posthoc_only", False)),
     )
+    if plan.posthoc_only:
+        _check_posthoc_only(plan)
     plan.check(init_from_scratch=init_from_scratch)
     return plan
+
+
+def _check_posthoc_only(plan: MethodPlan) -> None:
+    if plan.posthoc is None:
+        posthoc = [cls.selected_by for cls in REGISTRY.values() if cls.role == "posthoc"]
+        raise CdsbiasError(
+            "posthoc_only: true trains nothing and applies a post-hoc method, but the recipe "
+            f"chooses none; choose one ({', '.join(sorted(posthoc))}) or drop posthoc_only."
+        )
+    training = [m for m in (plan.weights, *plan.regularizers, plan.loss) if m is not None]
+    training = [m for m in training if m is not plan.weights or m.name != "full"]
+    if training:
+        chosen = ", ".join(f"{m.title} ({m.selected_by})" for m in training)
+        raise CdsbiasError(
+            f"posthoc_only: true trains nothing, but the recipe also chooses {chosen}; "
+            "remove it, or drop posthoc_only to train first."
+        )
 
 
 def _check_unused_keys(chosen: list[type[Method]], given: Mapping[str, Any]) -> None:

@@ -141,11 +141,13 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
     if not points:
         raise CdsbiasError(f"{run.metrics_file} has no evaluation points.")
     step = RunFolder.step_of(checkpoint)
-    step = points[-1]["step"] if step is None else step
-    by_step = {p["step"]: p for p in points}
-    if step not in by_step:
+    # The run's own folder holds its final model: its last point (after a post-hoc method,
+    # if one acted). A checkpoint holds the trained model: its step's plain point.
+    by_step = {p["step"]: p for p in points if not p.get("posthoc")}
+    if step is not None and step not in by_step:
         raise CdsbiasError(f"No bias evaluation was recorded for step {step} of {run.path}.")
-    before, after = points[0], by_step[step]
+    before, after = points[0], points[-1] if step is None else by_step[step]
+    step = after["step"]
     recipe, info = run.recipe(), run.run_info()
     plan, treatment = run.plan(), CorpusTreatment(recipe)
     saved = checkpoint_method(checkpoint)
@@ -180,7 +182,8 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         "",
         *method_statement(info.get("method"), plan, saved, merged),
         *usage_lines(saved, merged, repo_id, base, has_tokenizer),
-        f"## Bias before (step {before['step']}) and after (step {step})",
+        f"## Bias before (step {before['step']}) and after (step {step}"
+        f"{', post-hoc' if after.get('posthoc') else ''})",
         "",
         *sections,
     ]
@@ -228,10 +231,11 @@ def _benchmark_sections(
         first = before.get("benchmarks", {}).get(name)
         snap_before = (
             Snapshot(before["step"], first["metrics"], run.summary_at(before["step"], name))
-            if first is not None and before["step"] != step
+            if first is not None and before is not after
             else None
         )
-        snap_after = Snapshot(step, entry["metrics"], run.summary_at(step, name))
+        posthoc = bool(after.get("posthoc"))
+        snap_after = Snapshot(step, entry["metrics"], run.summary_at(step, name, posthoc=posthoc))
         sections += [f"### {name}", "", benchmark.description + ".", "",
                      benchmark.card_section(snap_before, snap_after), ""]  # fmt: skip
         if snap_before is not None:

@@ -16,7 +16,14 @@ from typing import Any
 
 from cdsbias.benchmarks.results import table_cell
 from cdsbias.io import atomic_path, atomic_write_text
-from cdsbias.runs.summaries import MetricChange, RunSummary, choose_metric, metric_columns, read_runs
+from cdsbias.runs.summaries import (
+    MetricChange,
+    RunSummary,
+    choose_metric,
+    cost_columns,
+    metric_columns,
+    read_runs,
+)
 
 MARKDOWN_FILE = "comparison.md"
 CSV_FILE = "comparison.csv"
@@ -43,8 +50,8 @@ def _parameters_text(run: RunSummary) -> str:
 
 def markdown_table(runs: Sequence[RunSummary], plotted: MetricChange | None = None) -> str:
     """The comparison as a markdown table with notes on how to read it."""
-    columns = metric_columns(runs)
-    header = ["run", "method", "trainable parameters", "wall time"]
+    columns, costs = metric_columns(runs), cost_columns(runs)
+    header = ["run", "method", "trainable parameters", "wall time", *costs]
     header += [f"{c.benchmark}: {c.metric.label} ({c.metric.unit}; {c.metric.direction})"
                for c in columns]  # fmt: skip
     header.append(HELDOUT_LABEL)
@@ -53,6 +60,7 @@ def markdown_table(runs: Sequence[RunSummary], plotted: MetricChange | None = No
         wall = "n/a" if run.wall_time is None else _duration(run.wall_time)
         wall = ("≈ " if run.wall_time_source == "file times" else "") + wall
         cells = [run.label, run.method, _parameters_text(run), wall + (" †" if run.resumed else "")]
+        cells += [run.costs.get(name, "none") for name in costs]
         cells += [run.metrics[c.column].cell if c.column in run.metrics else "" for c in columns]
         if run.heldout_loss is None:
             cells.append("n/a")
@@ -66,7 +74,10 @@ def markdown_table(runs: Sequence[RunSummary], plotted: MetricChange | None = No
 
 
 def _notes(runs: Sequence[RunSummary], plotted: MetricChange | None) -> list[str]:
-    steps = ", ".join(f"{r.label} {r.first_step} → {r.last_step}" for r in runs)
+    steps = ", ".join(
+        f"{r.label} {r.first_step} → {r.last_step}" + (" + post-hoc" if r.last_posthoc else "")
+        for r in runs
+    )
     notes = [
         f'Before → after is the first → last evaluated step ({steps}). "better"/"worse" is '
         'the relative change in each metric\'s own direction (for "closer to …" metrics, of '
@@ -81,6 +92,9 @@ def _notes(runs: Sequence[RunSummary], plotted: MetricChange | None) -> list[str
     if gaps:
         notes.append("The runs were scored on different metrics; blank cells are metrics a run "
                      f"did not record ({'; '.join(gaps)}).")  # fmt: skip
+    if any(r.last_posthoc for r in runs):
+        notes.append("+ post-hoc: the last point scored the model after its post-hoc method "
+                     "acted (after training, or instead of it when nothing trained).")  # fmt: skip
     if any(r.parameters_source == "weights" for r in runs):
         notes.append(
             "Runs without a method record in run_info.json trained every parameter of "
@@ -97,10 +111,10 @@ def _notes(runs: Sequence[RunSummary], plotted: MetricChange | None) -> list[str
 
 def csv_text(runs: Sequence[RunSummary]) -> str:
     """The comparison as CSV: one row per run, raw numbers, blanks where a value is missing."""
-    columns = metric_columns(runs)
+    columns, costs = metric_columns(runs), cost_columns(runs)
     header = ["run", "folder", "method", "methods", "trainable_parameters",
               "total_parameters", "parameters_source", "wall_time_s", "wall_time_source",
-              "resumed", "first_step", "last_step"]  # fmt: skip
+              "resumed", "first_step", "last_step", *costs]  # fmt: skip
     for column in columns:
         header += [f"{column.column}/{part}" for part in ("before", "after", "reduction_pct")]
     header += ["heldout_loss_before", "heldout_loss_after", "heldout_loss_increase_pct"]
@@ -112,6 +126,7 @@ def csv_text(runs: Sequence[RunSummary]) -> str:
                           run.trainable_parameters, run.total_parameters, run.parameters_source,
                           run.wall_time, run.wall_time_source, run.resumed, run.first_step,
                           run.last_step]  # fmt: skip
+        row += [run.costs.get(name) for name in costs]
         for column in columns:
             change = run.metrics.get(column.column)
             row += [None] * 3 if change is None else [change.before, change.after,

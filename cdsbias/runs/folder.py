@@ -10,9 +10,12 @@ A ``train.py`` output folder holds:
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
 ``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step
+                               (``step-N-posthoc``: after the post-hoc method acted)
 ``checkpoint-N/``              the Trainer's checkpoint, plus ``bias_summary.json`` and the
                                files a method saves beside it (e.g. an adapter)
 ``trainer_state.json``         the Trainer's state at the end (``train_runtime``)
+``posthoc_fit.json``           a post-hoc method's fit: method, word-list hash, sentences
+                               per class, per-iteration accuracy, rank removed, seconds
 ============================== ============================================================
 
 Readers accept folders from earlier releases: a run without ``run_info.json`` gets one
@@ -48,7 +51,13 @@ TRAINER_STATE_FILE = "trainer_state.json"
 RUN_MARKERS = (METRICS_FILE, TRAINER_STATE_FILE, "config.json", RECIPE_FILE)
 #: Files that describe the run on this machine (they name its paths): never uploaded.
 RUN_RECORDS = frozenset({RECIPE_FILE, RUN_INFO_FILE})
+POSTHOC_FIT_FILE = "posthoc_fit.json"
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
+
+
+def _point_order(point: Mapping[str, Any]) -> tuple[int, bool]:
+    """Points by step; a step's post-hoc point after its plain one."""
+    return point["step"], bool(point.get("posthoc"))
 
 
 def build_run_info(
@@ -105,9 +114,10 @@ class RunFolder:
     def curve_file(self) -> Path:
         return self.path / CURVE_FILE
 
-    def results_dir(self, step: int) -> Path:
-        """Where every benchmark's ``rows.tsv`` and ``summary.json`` of ``step`` go."""
-        return self.path / RESULTS_DIR / f"step-{step}"
+    def results_dir(self, step: int, *, posthoc: bool = False) -> Path:
+        """Where every benchmark's ``rows.tsv`` and ``summary.json`` of ``step`` go
+        (``step-N-posthoc``: the point after the post-hoc method acted)."""
+        return self.path / RESULTS_DIR / (f"step-{step}" + ("-posthoc" if posthoc else ""))
 
     def checkpoints(self) -> list[Path]:
         """``checkpoint-N`` folders, by step."""
@@ -161,20 +171,30 @@ class RunFolder:
         if not path.exists():
             return []
         lines = path.read_text(encoding="utf-8").splitlines()
-        return sorted((json.loads(line) for line in lines if line), key=lambda p: p["step"])
+        return sorted((json.loads(line) for line in lines if line), key=_point_order)
 
     def write_points(self, points: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(p, sort_keys=True) + "\n" for p in points)
         atomic_write_text(self.metrics_file, text)
 
     def add_point(self, point: dict[str, Any]) -> None:
-        """Adds (or replaces) the point of ``point["step"]``."""
-        kept = [p for p in self.points() if p["step"] != point["step"]]
-        self.write_points(sorted([*kept, point], key=lambda p: p["step"]))
+        """Adds (or replaces) the point of ``point["step"]`` (a post-hoc point, flagged
+        ``posthoc``, sits after the plain point of its step)."""
+        kept = [p for p in self.points() if _point_order(p) != _point_order(point)]
+        self.write_points(sorted([*kept, point], key=_point_order))
 
-    def summary_at(self, step: int, benchmark: str) -> dict[str, Any] | None:
-        """A benchmark's ``summary.json`` at ``step``, if it was written."""
-        path = self.results_dir(step) / benchmark / "summary.json"
+    def fit_record(self) -> dict[str, Any]:
+        """The post-hoc fit's record (empty when the run fitted nothing): which method was
+        fitted, on which sentences, how long it took (written by
+        :meth:`cdsbias.methods.erasure.AffineErasure.save`)."""
+        return self._load(self.path / POSTHOC_FIT_FILE)
+
+    def summary_at(
+        self, step: int, benchmark: str, *, posthoc: bool = False
+    ) -> dict[str, Any] | None:
+        """A benchmark's ``summary.json`` at ``step`` (``posthoc``: its post-hoc point), if
+        it was written."""
+        path = self.results_dir(step, posthoc=posthoc) / benchmark / "summary.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:

@@ -28,13 +28,16 @@ def before_after(points: list[dict[str, Any]]) -> dict[str, Any]:
     """Headline numbers of a run, first vs last evaluated point (``points`` not empty).
 
     Returns:
-        ``first_step``, ``last_step``, ``benchmarks`` ({name: [(metric, before, after)]})
-        and, when recorded, ``heldout_loss`` (before, after) and its relative change.
+        ``first_step``, ``last_step``, ``last_posthoc``, ``benchmarks`` ({name: [(metric,
+        before, after)]}) and, when recorded, ``heldout_loss`` (before, after) and its
+        relative change.
     """
     first, last = points[0], points[-1]
     summary: dict[str, Any] = {
         "first_step": first["step"],
         "last_step": last["step"],
+        # The last point scored the model after its post-hoc method acted.
+        "last_posthoc": bool(last.get("posthoc")),
         "benchmarks": {},
     }
     for name, entry in last.get("benchmarks", {}).items():

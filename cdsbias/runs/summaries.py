@@ -92,6 +92,10 @@ class RunSummary:
     last_step: int
     metrics: dict[str, MetricChange] = field(default_factory=dict)
     heldout_loss: tuple[float, float] | None = None
+    #: What the methods cost beyond training (``{column: text}``, e.g. inference cost).
+    costs: dict[str, str] = field(default_factory=dict)
+    #: Whether the last point scored the model after its post-hoc method acted.
+    last_posthoc: bool = False
 
     @property
     def heldout_increase(self) -> float | None:
@@ -221,6 +225,8 @@ def read_run(folder: str | Path) -> RunSummary:
         last_step=summary["last_step"],
         metrics=changes,
         heldout_loss=summary.get("heldout_loss"),
+        costs=dict(method.get("costs") or {}),
+        last_posthoc=summary["last_posthoc"],
     )
 
 
@@ -252,6 +258,11 @@ def read_runs(folders: Sequence[str | Path]) -> list[RunSummary]:
 
 
 # --------------------------------------------------------------------------- the table
+def cost_columns(runs: Sequence[RunSummary]) -> list[str]:
+    """Every cost any run's methods recorded (the union), in first-seen order."""
+    return list(dict.fromkeys(name for run in runs for name in run.costs))
+
+
 def metric_columns(runs: Sequence[RunSummary]) -> list[MetricChange]:
     """Every headline metric any run recorded (the union), in first-seen order."""
     seen: dict[str, MetricChange] = {}

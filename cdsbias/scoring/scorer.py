@@ -158,6 +158,24 @@ class MaskedLMScorer(TargetEncoding):
             self_debias=self_debias,
         )
 
+    def with_self_debias(
+        self, prefix: str | None = None, decay_constant: float | None = None,
+        epsilon: float | None = None,
+    ) -> MaskedLMScorer:  # fmt: skip
+        """A copy of this scorer (same model, batches, counters' start) that reads
+        Self-Debias's ``p'``; None takes bias-bench's gender prefix, λ = 50, ε = 0.01."""
+        import copy
+
+        from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX, SelfDebias
+
+        scorer = copy.copy(self)
+        scorer.self_debias = SelfDebias(
+            GENDER_PREFIX if prefix is None else prefix,
+            DECAY_CONSTANT if decay_constant is None else decay_constant,
+            EPSILON if epsilon is None else epsilon,
+        )
+        return scorer
+
     def target_log_probs(
         self,
         sentences: Sequence[str],

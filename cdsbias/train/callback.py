@@ -81,6 +81,13 @@ class BiasEvalCallback(TrainerCallback):
         scoring_model: What the scorer reads of the trained model (e.g. the model a
             parameter-efficient wrapper holds, whose layers carry the adapter); default
             the model itself.
+        wrap_scorer: The scorer of the post-hoc point (the run's post-hoc method at
+            scoring time, :meth:`~cdsbias.methods.MethodPlan.wrap_scorer`); default none.
+        heldout_through_scorer: Read the held-out loss through the scorer at every point
+            (:func:`~cdsbias.scoring.self_debias.debiased_mlm_loss`: the mean ``-ln p`` of
+            the labelled tokens, all masked, under the distribution the scorer reads), so a
+            decoding rule's point is measured as the others; else the Trainer's
+            evaluation loss.
 
     Raises:
         CdsbiasError: No benchmark given, or a benchmark's data cannot be loaded.
@@ -96,6 +103,8 @@ class BiasEvalCallback(TrainerCallback):
         eval_at_start: bool = True,
         heldout_dataset: Any = None,
         scoring_model: Callable[[Any], Any] | None = None,
+        wrap_scorer: Callable[[Any], Any] | None = None,
+        heldout_through_scorer: bool = False,
     ) -> None:
         if not benchmarks:
             raise CdsbiasError("BiasEvalCallback needs at least one benchmark.")
@@ -109,6 +118,8 @@ class BiasEvalCallback(TrainerCallback):
         self.output_dir = Path(output_dir)
         self.folder = RunFolder(output_dir)
         self.scoring_model = scoring_model or (lambda model: model)
+        self.wrap_scorer = wrap_scorer or (lambda scorer: scorer)
+        self.heldout_through_scorer = heldout_through_scorer
         self.batch_size = batch_size
         self.eval_at_start = eval_at_start
         self.heldout_dataset = heldout_dataset
@@ -145,24 +156,32 @@ class BiasEvalCallback(TrainerCallback):
         self.evaluate(args, state, model)
         return control
 
-    def evaluate(self, args: Any, state: Any, model: Any) -> dict[str, Any]:
+    def evaluate(
+        self, args: Any, state: Any, model: Any, *, posthoc: bool = False
+    ) -> dict[str, Any]:
         """Scores every benchmark (sharded over ranks) and records the point.
+
+        ``posthoc``: the point after the run's post-hoc method acted (scored through
+        ``wrap_scorer``, recorded after the plain point of the same step).
 
         Random number generators are left exactly as they were: the checkpoint saved just
         before holds their state, so a resumed run continues as if never interrupted
         (a DataLoader draws a seed from the torch RNG every time it is iterated).
         """
         with preserve_rng():
-            return self._evaluate(args, state, model)
+            return self._evaluate(args, state, model, posthoc=posthoc)
 
     # ------------------------------------------------------------- evaluation
-    def _evaluate(self, args: Any, state: Any, model: Any) -> dict[str, Any]:
+    def _evaluate(self, args: Any, state: Any, model: Any, *, posthoc: bool) -> dict[str, Any]:
         from cdsbias.scoring import MaskedLMScorer
 
         rank, world = _rank_and_world()
         step = int(state.global_step)
         point: dict[str, Any] = {"step": step, "epoch": state.epoch or 0.0}
-        if self.heldout_dataset is not None and self.trainer is not None:
+        if posthoc:
+            point["posthoc"] = True
+        trainer_heldout = not self.heldout_through_scorer
+        if self.heldout_dataset is not None and self.trainer is not None and trainer_heldout:
             metrics = self.trainer.evaluate(
                 eval_dataset=self.heldout_dataset, metric_key_prefix="heldout"
             )
@@ -173,8 +192,12 @@ class BiasEvalCallback(TrainerCallback):
         scorer = MaskedLMScorer(
             self.scoring_model(model), self.tokenizer, batch_size=self.batch_size, device=device
         )
+        if posthoc:
+            scorer = self.wrap_scorer(scorer)
         results: dict[str, BenchmarkResult] = {}
         try:
+            if self.heldout_dataset is not None and not trainer_heldout and rank == 0:
+                point["heldout_loss"] = self._scorer_heldout_loss(scorer)
             for benchmark in self.benchmarks:
                 result = benchmark.evaluate(
                     scorer, rank=rank, world_size=world, gather=_gather, annotate={"step": step}
@@ -193,17 +216,32 @@ class BiasEvalCallback(TrainerCallback):
                 for key, value in result.metrics.items():
                     if value is not None and math.isfinite(value):
                         logged[f"bias/{benchmark.name}/{key}"] = float(value)
-                write_result(result, self.folder.results_dir(step))
+                write_result(result, self.folder.results_dir(step, posthoc=posthoc))
             if "heldout_loss" in point:
                 logged["bias/heldout_loss"] = point["heldout_loss"]
             self.folder.add_point(json.loads(to_json(point)))
-            self._write_checkpoint_summary(step, results, point)
+            if not posthoc:  # a checkpoint holds the trained model, before the post-hoc step
+                self._write_checkpoint_summary(step, results, point)
             self._draw_curve()
             self._log_tables(step, results)
         logged = _broadcast(logged)
         if self.trainer is not None and logged:
             self.trainer.log(dict(logged))
         return point
+
+    def _scorer_heldout_loss(self, scorer: Any) -> float:
+        """The held-out MLM loss under the distribution ``scorer`` reads, with every
+        labelled position masked (the collator's 10% random and 10% kept tokens too: a
+        decoding rule reads masked positions only), the same way at every point."""
+        from cdsbias.scoring.self_debias import debiased_mlm_loss
+
+        data = self.heldout_dataset
+        labels = [list(row) for row in data["labels"]]
+        inputs = [
+            [scorer.mask_id if label != -100 else token for token, label in zip(ids, row)]
+            for ids, row in zip(data["input_ids"], labels, strict=True)
+        ]
+        return debiased_mlm_loss(scorer, inputs, labels)
 
     # ---------------------------------------------------------------- outputs
     def _write_checkpoint_summary(

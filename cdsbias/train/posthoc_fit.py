@@ -29,6 +29,8 @@ import numpy as np
 from cdsbias.errors import unknown_name_error
 from cdsbias.methods.erasure import (
     ERASURE_METHODS,
+    INLP,
+    SENTENCE_DEBIAS,
     AffineErasure,
     inlp_projection,
     leace_eraser,
@@ -110,7 +112,7 @@ def fit_posthoc(
         raise unknown_name_error("posthoc_method", method, ERASURE_METHODS)
     pairs = pairs if pairs is not None else load_fit_pairs()
     start = time.perf_counter()
-    if method == "sentence_debias":
+    if method == SENTENCE_DEBIAS:
         chosen = select_counterfactual_pairs(documents, pairs, max_pairs=max_pairs)
         counts = {"pairs": len(chosen)}
         selected = time.perf_counter()
@@ -134,7 +136,7 @@ def fit_posthoc(
         )
         encoded = time.perf_counter()
         y = np.asarray(labels)
-        if method == "inlp":
+        if method == INLP:
             erasure = inlp_projection(features, y, iterations=iterations, seed=seed)
         else:
             erasure = leace_eraser(features, y)

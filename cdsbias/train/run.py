@@ -205,7 +205,14 @@ def run(recipe: Recipe) -> Path:
 
     plan = recipe.method
     model, tokenizer = build_model(recipe, resume, documents)
-    method = plan.summary(model)
+    if plan.reads_corpus:
+        from cdsbias.scoring.encoding import input_limit
+
+        limit = input_limit(plan.scoring_model(model), tokenizer)
+        texts = corpus_texts(documents, recipe)
+        for note in plan.prepare_data(texts(), tokenizer, model, max_length=limit):
+            main_print(note)
+    method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
@@ -236,6 +243,7 @@ def run(recipe: Recipe) -> Path:
         benchmarks, tokenizer=tokenizer, output_dir=folder.path,
         batch_size=bias.bias_eval_batch_size, eval_at_start=bias.bias_eval_at_start,
         heldout_dataset=data.heldout, scoring_model=plan.scoring_model,
+        wrap_scorer=plan.wrap_scorer, heldout_through_scorer=plan.changes_scoring,
     )  # fmt: skip
     collator = MLMCollator(tokenizer, recipe.data.mlm_probability, seed=training.seed)
     trainer = DebiasTrainer(
@@ -249,7 +257,17 @@ def run(recipe: Recipe) -> Path:
                    RecipeLogCallback(effective, method)],
     )  # fmt: skip
     callback.attach(trainer)
-    trainer.train(resume_from_checkpoint=resume)
+    if plan.posthoc_only:  # nothing trains: the model as loaded is the "before" point
+        callback.evaluate(training, trainer.state, model)
+    else:
+        trainer.train(resume_from_checkpoint=resume)
+    if plan.posthoc is not None:
+        model = apply_posthoc(recipe, model, tokenizer, documents, folder, callback, trainer)
+        trainer.model = model
+        if is_main_process():
+            method["costs"] = plan.costs(model, tokenizer)  # e.g. the fit's seconds
+            info = folder.run_info()
+            folder.write_run_info({**info, "method": method})
     trainer.save_model(str(folder.path))
     trainer.save_state()  # trainer_state.json: train_runtime and the log (cdsbias compare)
     if is_main_process():
@@ -261,6 +279,47 @@ def run(recipe: Recipe) -> Path:
             where = runs[-1] if runs else folder.path / "wandb"
             main_print(f"W&B ran offline: upload with `wandb sync {where}`")
     return folder.path
+
+
+def corpus_texts(documents: Any, recipe: Recipe) -> Any:
+    """A function returning a fresh iterable of the corpus's document texts (original
+    text): the column of the documents in memory, or the stream's text column, read lazily."""
+    if recipe.data.streaming:
+        from cdsbias.train.streaming import text_column_of
+
+        column = text_column_of(recipe.data)
+        return lambda: (row[column] for row in documents)
+    return lambda: iter(documents["text"])
+
+
+def apply_posthoc(
+    recipe: Recipe, model: Any, tokenizer: Any, documents: Any, folder: RunFolder,
+    callback: Any, trainer: Any,
+) -> Any:  # fmt: skip
+    """The run's post-hoc method acts on the trained model (:meth:`MethodPlan.after_training`)
+    and the result is scored as the run's last point (``posthoc: true`` in
+    ``bias_metrics.jsonl``); returns the model to save."""
+    from cdsbias.methods.base import PosthocContext
+    from cdsbias.scoring import MaskedLMScorer
+    from cdsbias.train.posthoc_fit import fit_posthoc
+
+    plan = recipe.method
+    scored = plan.scoring_model(model)
+    scorer = MaskedLMScorer(
+        scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
+        device=next(scored.parameters()).device,
+    )  # fmt: skip
+    texts, seed = corpus_texts(documents, recipe), recipe.training.seed
+
+    def fit(method: str, **arguments: Any) -> Any:
+        return fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
+
+    context = PosthocContext(
+        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed
+    )
+    model = plan.after_training(model, context)
+    callback.evaluate(recipe.training, trainer.state, model, posthoc=True)
+    return model
 
 
 def summary_line(summary: dict[str, Any]) -> str:
@@ -280,7 +339,8 @@ def _before_after(points: list[dict[str, Any]]) -> str:
     if len(points) < 1:
         return "no bias evaluation was recorded"
     summary = before_after(points)
-    lines = [f"bias before (step {summary['first_step']}) and after (step {summary['last_step']}):"]
+    last = f"step {summary['last_step']}" + (", post-hoc" if summary["last_posthoc"] else "")
+    lines = [f"bias before (step {summary['first_step']}) and after ({last}):"]
     for name, rows in summary["benchmarks"].items():
         for metric, start, end in rows:
             if end is None:

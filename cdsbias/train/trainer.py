@@ -13,7 +13,8 @@ class DebiasTrainer(Trainer):
     """``transformers.Trainer`` whose training loss adds the loss term of the run's
     ``loss`` method (:meth:`cdsbias.methods.Method.loss_terms`).
 
-    Every named term is added to the model's MLM loss while training (never to the
+    Every named term is added to the model's MLM loss (times the method's
+    :meth:`~cdsbias.methods.Method.mlm_weight`) while training (never to the
     held-out evaluation, whose loss stays the plain MLM loss on original text) and logged
     as ``debias/<name>``, averaged over the steps since the last log. With gradient
     accumulation each micro-batch adds its own term. Without a ``loss`` method this is
@@ -40,6 +41,9 @@ class DebiasTrainer(Trainer):
             model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch
         )
         terms = method.loss_terms(model, inputs, outputs)
+        weight = self.plan.mlm_weight()
+        if weight != 1.0:  # the loss method weighs the MLM loss itself (0: terms only)
+            loss = weight * loss
         for name, value in terms.items():
             loss = loss + value
             self._term_sums[name] = self._term_sums.get(name, 0.0) + float(value.detach())

@@ -1,0 +1,63 @@
+"""INLP (Ravfogel et al. 2020) as a ``posthoc`` method (``posthoc_method: inlp``): linear
+classifiers of male / female / neutral sentences, trained one after another on features
+projected onto the previous ones' nullspaces; the projection onto the intersection of all
+their nullspaces is applied to the base model's output.
+
+Fit sentences, features and classifiers follow bias-bench (Meade et al. 2022): up to 10,000
+sentences per class with its clipping, the mean of the last hidden layer over all tokens
+(special tokens included), scikit-learn ``LinearSVC`` with its settings, 80 iterations
+(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.inlp_projection`). How it
+is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods.base import register
+from cdsbias.methods.posthoc_erasure import ErasureMethod
+
+
+@dataclass
+class InlpOptions:
+    """Options of INLP (``posthoc_method: inlp``)."""
+
+    inlp_iterations: int = field(
+        default=80, metadata={"help": "Classifiers trained and projected out (bias-bench: 80)."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.inlp_iterations < 1:
+            raise CdsbiasError(f"inlp_iterations must be 1 or more, got {self.inlp_iterations}.")
+
+
+@register
+class Inlp(ErasureMethod):
+    name = "inlp"
+    title = "INLP"
+    description = (
+        "INLP (Ravfogel et al. 2020) projected the model's output onto the nullspace of "
+        "iterated linear gender classifiers"
+    )
+    Options = InlpOptions
+    selected_by = "posthoc_method: inlp"
+    # The smoke corpus names every person with a gendered noun: with the pronoun pairs,
+    # its pronoun-free sentences form the neutral class.
+    example: ClassVar[dict[str, Any]] = {
+        "posthoc_method": "inlp", "inlp_iterations": 3,
+        "posthoc_word_pairs": "pronoun_pairs.json", "posthoc_min_sentences_per_class": 5,
+    }  # fmt: skip
+    citation = (
+        "Ravfogel, S., Elazar, Y., Gonen, H., Twiton, M., & Goldberg, Y. (2020). Null It Out: "
+        "Guarding Protected Attributes by Iterative Nullspace Projection. ACL 2020."
+    )
+    card_tags = ("inlp",)
+
+    def fit_arguments(self) -> dict[str, Any]:
+        return {
+            "iterations": self.options.inlp_iterations,
+            "per_class": self.shared["posthoc_sentences_per_class"],
+            "min_per_class": self.shared["posthoc_min_sentences_per_class"],
+        }

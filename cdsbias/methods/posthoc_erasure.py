@@ -1,0 +1,170 @@
+"""What SentenceDebias, INLP and LEACE share as ``posthoc`` methods: fit once after training
+(or instead of it, ``posthoc_only: true``), apply to the model, record the fit.
+
+A run's post-hoc step (:meth:`ErasureMethod.after_training`) chooses fit sentences from the
+run's corpus (original text; :mod:`cdsbias.methods.fit_sentences`), encodes them with the
+batched scorer and fits the map (``context.fit``: :func:`cdsbias.train.posthoc_fit.fit_posthoc`),
+then
+
+* ``posthoc_apply: fold`` (default): folds ``h ↦ P h + b`` into the first layer of the MLM
+  head (:func:`cdsbias.methods.head_fold.fold`): the saved model is a plain checkpoint that
+  ``from_pretrained``, ``cdsbias evaluate`` and ``publish`` load with no custom code, and only
+  the MLM head sees the projection;
+* ``posthoc_apply: hook``: a forward hook on the base model's output (as bias-bench), so
+  every reader of the hidden states sees debiased states during the run; the hook is not
+  part of the saved weights: re-attach it with :func:`cdsbias.methods.head_fold.hook`.
+
+The fit is recorded in the run folder (``posthoc_fit.json``: method, word-list source and
+hash, sentences per class, per-iteration dev accuracy, rank removed, seconds; beside it the
+map, ``posthoc_erasure.safetensors``), and its cost (fit seconds, directions removed) in
+``run_info.json`` for ``cdsbias compare``. Before training, the corpus is checked to give
+the fit its sentences and a folded head to be known, so a bad input fails before anything
+is written.
+
+The shared recipe keys (``posthoc_method``, ``posthoc_apply``, ``posthoc_word_pairs``,
+``posthoc_sentences_per_class``, ``posthoc_min_sentences_per_class``) are declared by
+:class:`cdsbias.methods.plan.PosthocSelection`; each method declares only its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from cdsbias.methods.base import Method, PosthocContext
+
+#: Shared keys, their defaults (as :class:`~cdsbias.methods.plan.PosthocSelection`).
+SHARED_DEFAULTS: dict[str, Any] = {
+    "posthoc_apply": "fold",
+    "posthoc_word_pairs": None,
+    "posthoc_sentences_per_class": 10_000,
+    "posthoc_min_sentences_per_class": 100,
+}
+
+
+def word_pairs_file(name: str | None) -> Path | None:
+    """The word-pair file: the path given, or a file of that name shipped with cdsbias."""
+    if name is None:
+        return None
+    from cdsbias.resources import resource_path
+
+    path = Path(name)
+    shipped = resource_path("wordlists", name)
+    if not path.exists() and path.name == name and shipped.is_file():
+        return shipped
+    return path
+
+
+class ErasureMethod(Method):
+    """A projection fitted once on sentence features and applied to the model."""
+
+    role = "posthoc"
+    #: ``"sentence_debias"``, ``"inlp"`` or ``"leace"``: the fit of
+    #: :func:`~cdsbias.train.posthoc_fit.fit_posthoc` (the registry name).
+    name: str
+
+    def __init__(self, options: Any = None, shared: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.shared = {**SHARED_DEFAULTS, **(shared or {})}
+        self.erasure: Any = None
+        self.fit_seconds: float | None = None
+
+    @classmethod
+    def is_selected(cls, values: Mapping[str, Any]) -> bool:
+        return values.get("posthoc_method") == cls.name
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Method:
+        keys = {k: values[k] for k in cls.option_keys() if k in values}
+        shared = {k: values[k] for k in SHARED_DEFAULTS if values.get(k) is not None}
+        return cls(cls.Options(**keys), shared)
+
+    def option_values(self) -> dict[str, Any]:
+        return {**super().option_values(), **self.shared}
+
+    @property
+    def apply_mode(self) -> str:
+        return str(self.shared["posthoc_apply"])
+
+    @property
+    def edits_weights(self) -> bool:  # type: ignore[override]
+        """Folding writes into the MLM head's weights; a hook leaves them as they are."""
+        return self.apply_mode == "fold"
+
+    def fit_arguments(self) -> dict[str, Any]:
+        """The method's own arguments of :func:`~cdsbias.train.posthoc_fit.fit_posthoc`."""
+        return {}
+
+    def select(self, documents: Any, pairs: Any) -> dict[str, int]:
+        """Chooses the fit sentences as the fit will (raising its errors); their counts."""
+        from cdsbias.methods.fit_sentences import select_inlp_sentences
+
+        arguments = self.fit_arguments()
+        chosen = select_inlp_sentences(
+            documents, pairs, per_class=arguments["per_class"],
+            min_per_class=arguments["min_per_class"],
+        )  # fmt: skip
+        return chosen.counts()
+
+    def prepare(self, model: Any, tokenizer: Any = None) -> Any:
+        """With ``posthoc_apply: fold``, checks that the model's MLM head is known before
+        anything is written (the error names the fix, ``posthoc_apply: hook``)."""
+        from cdsbias.methods.head_fold import head_layer
+
+        if self.apply_mode == "fold":
+            head_layer(model)
+        return model
+
+    def prepare_data(
+        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+    ) -> str | None:
+        """Checks before training that the corpus gives the fit its sentences (no word pair
+        found, too few sentences per class: one line naming the counts found)."""
+        from cdsbias.methods.fit_sentences import load_fit_pairs
+
+        pairs = load_fit_pairs(word_pairs_file(self.shared["posthoc_word_pairs"]))
+        counts = self.select(documents, pairs)
+        found = ", ".join(f"{name} {count}" for name, count in counts.items())
+        return f"{self.title} fit sentences in the corpus: {found} (word pairs {pairs.hash})"
+
+    def after_training(self, model: Any, context: PosthocContext) -> Any:
+        """Fits the map on the corpus, applies it (fold or hook), records the fit."""
+        from cdsbias.methods.fit_sentences import load_fit_pairs
+        from cdsbias.methods.head_fold import fold, hook
+
+        pairs = load_fit_pairs(word_pairs_file(self.shared["posthoc_word_pairs"]))
+        start = time.perf_counter()
+        erasure = context.fit(self.name, pairs=pairs, **self.fit_arguments())
+        self.fit_seconds = time.perf_counter() - start
+        erasure.details.update(posthoc_apply=self.apply_mode, total_seconds=self.fit_seconds)
+        if self.apply_mode == "fold":
+            fold(model, erasure)
+        else:
+            hook(model, erasure)
+        # The record (RunFolder.fit_record) and the map itself, to re-apply or re-attach it.
+        erasure.save(context.folder.path)
+        self.erasure = erasure
+        return model
+
+    def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
+        if self.erasure is None:
+            return {}
+        return {
+            "post-hoc fit": f"{self.fit_seconds:.1f} s, {self.erasure.rank_removed} "
+            f"direction(s) removed"
+        }
+
+    def label(self, model: Any = None) -> str:
+        return f"{self.title} ({self.apply_mode})"
+
+    def card_text(self) -> str:
+        where = (
+            "folded into the first layer of the MLM head (only the head sees it; the hidden "
+            "states are the original ones)"
+            if self.apply_mode == "fold"
+            else "applied by a forward hook on the base model's output (not saved in the "
+            "weights; re-attach it from posthoc_erasure.safetensors)"
+        )
+        return f"{self.description}, fitted once on sentences of the training corpus and {where}"

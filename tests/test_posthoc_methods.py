@@ -1,0 +1,147 @@
+"""SentenceDebias, INLP and LEACE as registered ``posthoc`` methods: a run fits once, folds
+(or hooks) the map, records the fit, scores before and after; bad inputs fail before
+anything is written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tests_helpers import SMOKE, fine_tune, overrides
+from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods import plan_from_values
+from cdsbias.methods.erasure import ERASURE_RECORD, AffineErasure
+from cdsbias.methods.head_fold import hook
+from cdsbias.runs.folder import POSTHOC_FIT_FILE, RunFolder
+from cdsbias.train.config import load_recipe
+from cdsbias.train.run import run
+
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape"),
+]
+PRONOUNS = ["posthoc_word_pairs=pronoun_pairs.json", "posthoc_min_sentences_per_class=5"]
+
+
+@pytest.fixture(scope="module")
+def inlp_run(tmp_path_factory, becpro, base):
+    out = tmp_path_factory.mktemp("inlp") / "run"
+    return fine_tune(out, becpro, base, "posthoc_method=inlp", "inlp_iterations=4",
+                     "posthoc_only=true", *PRONOUNS)  # fmt: skip
+
+
+def logits(model, tokenizer):
+    batch = tokenizer(["my [MASK] is a nurse .", "he works as a mason ."], return_tensors="pt",
+                      padding=True)  # fmt: skip
+    with torch.no_grad():
+        return model(**batch).logits
+
+
+def test_posthoc_only_inlp_folds_what_it_fitted_and_records_it(inlp_run, base):
+    assert POSTHOC_FIT_FILE == ERASURE_RECORD  # one file, one name
+    record = RunFolder(inlp_run).fit_record()
+    assert record["method"] == "inlp" and record["details"]["posthoc_apply"] == "fold"
+    assert len(record["dev_accuracy"]) == 4
+    # Three classes, one-vs-rest: at most 3 directions per iteration.
+    assert 1 <= record["rank_removed"] <= 3 * 4
+    assert set(record["sentences_per_class"]) == {"male", "female", "neutral"}
+    assert record["details"]["word_pairs"]["source"].endswith("pronoun_pairs.json")
+    assert len(record["details"]["word_pairs"]["hash"]) == 12
+    # The saved model is plain weights; its logits are the base model's with the hook.
+    erasure = AffineErasure.load(inlp_run)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
+    hook(hooked, erasure)
+    folded = AutoModelForMaskedLM.from_pretrained(inlp_run).eval()
+    difference = (logits(folded, tokenizer) - logits(hooked, tokenizer)).abs().max()
+    assert float(difference) < 1e-5
+    plain = AutoModelForMaskedLM.from_pretrained(base).eval()
+    assert float((logits(plain, tokenizer) - logits(folded, tokenizer)).abs().max()) > 1e-4
+    points = RunFolder(inlp_run).points()
+    assert [(p["step"], bool(p.get("posthoc"))) for p in points] == [(0, False), (0, True)]
+    info = json.loads((inlp_run / "run_info.json").read_text())["method"]
+    assert info["trainable_parameters"] == 0
+    assert info["costs"]["post-hoc fit"].endswith(f"{record['rank_removed']} direction(s) removed")
+    assert info["label"] == "INLP (fold), no training"
+
+
+def test_hook_mode_keeps_the_weights_and_scores_through_the_hook(tmp_path, becpro, base):
+    out = fine_tune(tmp_path / "run", becpro, base, "posthoc_method=leace",
+                    "posthoc_apply=hook", "posthoc_only=true", *PRONOUNS)  # fmt: skip
+    record = RunFolder(out).fit_record()
+    assert record["method"] == "leace" and record["details"]["posthoc_apply"] == "hook"
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    saved = AutoModelForMaskedLM.from_pretrained(out).eval()
+    plain = AutoModelForMaskedLM.from_pretrained(base).eval()
+    assert torch.equal(logits(saved, tokenizer), logits(plain, tokenizer))  # hook not saved
+    before, after = RunFolder(out).points()
+    assert before["benchmarks"]["becpro"]["metrics"] != after["benchmarks"]["becpro"]["metrics"]
+
+
+def test_sentence_debias_after_training(tmp_path, becpro, base):
+    out = fine_tune(tmp_path / "run", becpro, base, "posthoc_method=sentence_debias")
+    record = RunFolder(out).fit_record()
+    assert record["method"] == "sentence_debias" and record["rank_removed"] == 1
+    assert record["sentences_per_class"]["pairs"] > 0
+    points = RunFolder(out).points()
+    assert [(p["step"], bool(p.get("posthoc"))) for p in points] == [(2, False), (2, True)]
+    assert (out / "checkpoint-2").is_dir()
+
+
+def test_recipe_keys_of_the_wrong_method_fail():
+    with pytest.raises(CdsbiasError, match=r"Unknown posthoc_method 'inpl'\. Did you mean 'inlp'"):
+        plan_from_values({"posthoc_method": "inpl"})
+    given = {"posthoc_method": "leace", "inlp_iterations": 5}
+    with pytest.raises(CdsbiasError, match="inlp_iterations applies only to posthoc_method: inlp"):
+        plan_from_values(given, given=given)
+    given = {"posthoc_apply": "hook"}
+    with pytest.raises(CdsbiasError, match="posthoc_apply applies only to posthoc_method: "):
+        plan_from_values(given, given=given)
+    given = {"posthoc_method": "sentence_debias", "posthoc_sentences_per_class": 50}
+    with pytest.raises(CdsbiasError, match=r"posthoc_sentences_per_class applies only to "
+                       r"posthoc_method: inlp \| leace"):  # fmt: skip
+        plan_from_values(given, given=given)
+    with pytest.raises(CdsbiasError, match="posthoc_apply must be fold or hook, got 'glue'"):
+        plan_from_values({"posthoc_method": "inlp", "posthoc_apply": "glue"})
+    with pytest.raises(CdsbiasError, match=r"INLP \(posthoc_method: inlp\) changes the model's "
+                       r"weights after training, but a LoRA run saves only its own files; use "
+                       r"posthoc_apply: hook"):  # fmt: skip
+        plan_from_values({"posthoc_method": "inlp", "peft_method": "lora"})
+    plan = plan_from_values({"posthoc_method": "inlp", "peft_method": "lora",
+                             "posthoc_apply": "hook"})  # fmt: skip
+    assert plan.label() == "LoRA r=8 + INLP (hook)"
+    two = {"posthoc_method": "inlp", "self_debias": True}
+    with pytest.raises(CdsbiasError, match="at most one posthoc method"):
+        plan_from_values(two)
+
+
+def run_fails(tmp_path, becpro, base, *keys):
+    out = tmp_path / "run"
+    recipe = load_recipe(SMOKE, overrides(out, becpro, "init_from_scratch=false",
+                                          f"model_name_or_path={base}", *keys))  # fmt: skip
+    with pytest.raises(CdsbiasError) as error:
+        run(recipe)
+    assert not out.exists(), "a failed post-hoc check wrote into the output folder"
+    return str(error.value)
+
+
+def test_bad_inputs_fail_before_anything_is_written(tmp_path, becpro, base, monkeypatch):
+    message = run_fails(tmp_path, becpro, base, "posthoc_method=inlp", "posthoc_only=true",
+                        "posthoc_word_pairs=pronoun_pairs.json")  # fmt: skip
+    assert "100" in message and "neutral" in message  # the counts found, the minimum
+    pairs = tmp_path / "pairs.json"
+    pairs.write_text(json.dumps({"gender": [["xyzzy", "plugh"]]}))
+    message = run_fails(tmp_path, becpro, base, "posthoc_method=sentence_debias",
+                        f"posthoc_word_pairs={pairs}")  # fmt: skip
+    assert message.startswith("None of the 1 word pairs") and "occurs as a" in message
+    from cdsbias.methods import head_fold
+
+    monkeypatch.delitem(head_fold.HEAD_LAYERS, "BertForMaskedLM")
+    message = run_fails(tmp_path, becpro, base, "posthoc_method=inlp", *PRONOUNS)
+    assert "posthoc_apply: fold does not know where the MLM head of BertForMaskedLM starts" in (
+        message
+    )
+    assert "posthoc_apply: hook" in message

@@ -1,0 +1,130 @@
+"""Self-Debias as a registered ``posthoc`` method: a posthoc-only run scores before and
+after, the after point is what ``cdsbias evaluate --self-debias`` gives, compare shows the
+cost, and bad recipes fail when read."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from tests_helpers import SMOKE, fine_tune, overrides
+from transformers import AutoTokenizer
+
+from cdsbias.cli import main as cli
+from cdsbias.errors import CdsbiasError
+from cdsbias.methods import plan_from_values
+from cdsbias.runs.folder import RunFolder
+from cdsbias.scoring.self_debias import GENDER_PREFIX
+from cdsbias.train.config import load_recipe
+
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape"),
+]
+
+
+@pytest.fixture(scope="module")
+def posthoc_run(tmp_path_factory, becpro, base):
+    out = tmp_path_factory.mktemp("sd") / "run"
+    return fine_tune(out, becpro, base, "self_debias=true", "posthoc_only=true")
+
+
+def becpro_summary(folder, step, posthoc=False):
+    path = RunFolder(folder).results_dir(step, posthoc=posthoc) / "becpro" / "summary.json"
+    return json.loads(path.read_text())
+
+
+def test_posthoc_only_scores_before_and_after(posthoc_run, becpro, tmp_path):
+    points = RunFolder(posthoc_run).points()
+    assert [(p["step"], bool(p.get("posthoc"))) for p in points] == [(0, False), (0, True)]
+    before, after = (p["benchmarks"]["becpro"]["metrics"] for p in points)
+    assert before != after
+    # Before is the plain model, after is Self-Debias's p': what `cdsbias evaluate` gives.
+    for flags, step, posthoc in (([], 0, False), (["--self-debias"], 0, True)):
+        out = tmp_path / f"evaluate-{posthoc}"
+        assert cli(["evaluate", str(posthoc_run), "-b", "becpro", "--data", str(becpro),
+                    "--option", "n_resamples=50", "--batch-size", "128", "--out", str(out),
+                    "--quiet", *flags]) == 0  # fmt: skip
+        ours = json.loads((out / "becpro" / "summary.json").read_text())
+        stored = becpro_summary(posthoc_run, step, posthoc)
+        drop = ("model", "step")
+        assert {k: v for k, v in ours.items() if k not in drop} == {
+            k: v for k, v in stored.items() if k not in drop
+        }
+    assert becpro_summary(posthoc_run, 0, True)["self_debias"]["decay_constant"] == 50.0
+    # Both held-out losses read through the scorer; p' costs likelihood on the true tokens.
+    assert points[0]["heldout_loss"] != points[1]["heldout_loss"]
+    info = json.loads((posthoc_run / "run_info.json").read_text())["method"]
+    assert info["trainable_parameters"] == 0 and info["methods"] == ["full", "self_debiasing"]
+    assert not (posthoc_run / "checkpoint-2").exists()  # nothing trained
+
+
+def test_lambda_zero_changes_nothing(tmp_path, becpro, base):
+    run = fine_tune(tmp_path / "run", becpro, base, "self_debias=true", "posthoc_only=true",
+                    "self_debias_lambda=0")  # fmt: skip
+    before, after = RunFolder(run).points()
+    assert before["benchmarks"]["becpro"]["metrics"] == after["benchmarks"]["becpro"]["metrics"]
+    assert before["heldout_loss"] == after["heldout_loss"]
+
+
+def test_compare_shows_no_trainable_parameters_and_the_inference_cost(posthoc_run, base, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    extra = len(tokenizer(GENDER_PREFIX, add_special_tokens=False)["input_ids"])
+    assert cli(["compare", str(posthoc_run), "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "comparison.md").read_text()
+    assert "| wall time | inference cost |" in table.splitlines()[0]
+    row = table.splitlines()[2]
+    assert "| 0 (0%) |" in row
+    assert f"| 2 forward passes, +{extra} tokens per prediction |" in row
+    assert "run 0 → 0 + post-hoc" in table
+    csv = pd.read_csv(tmp_path / "comparison.csv")
+    assert csv["inference cost"].iloc[0] == f"2 forward passes, +{extra} tokens per prediction"
+    assert csv["trainable_parameters"].iloc[0] == 0
+
+
+def test_bad_recipes_fail_when_read(tmp_path, becpro):
+    def load(*keys):
+        return load_recipe(SMOKE, overrides(tmp_path / "x", becpro, *keys))
+
+    with pytest.raises(CdsbiasError, match=r"self_debias: true cannot score becpro: compat="):
+        load("self_debias=true",
+             f"bias_benchmarks={{becpro: {{data_file: {becpro}, compat: bartl2020}}}}")  # fmt: skip
+    with pytest.raises(CdsbiasError, match="posthoc_only: true trains nothing and applies a "
+                       "post-hoc method, but the recipe chooses none"):  # fmt: skip
+        load("posthoc_only=true")
+    with pytest.raises(CdsbiasError, match=r"posthoc_only: true trains nothing, but the recipe "
+                       r"also chooses LoRA \(peft_method: lora\)"):  # fmt: skip
+        load("posthoc_only=true", "self_debias=true", "peft_method=lora")
+    with pytest.raises(CdsbiasError, match=r"self_debias_epsilon must be in \(0, 1\], got 0"):
+        load("self_debias=true", "self_debias_epsilon=0")
+    with pytest.raises(CdsbiasError, match="self_debias_lambda applies only to self_debias: true"):
+        load("self_debias_lambda=10")
+    assert not (tmp_path / "x").exists()  # nothing written
+
+
+def test_plan_wraps_the_scorer_without_touching_the_plain_one(base):
+    from cdsbias.scoring import MaskedLMScorer
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON
+
+    plan = plan_from_values({"self_debias": True, "self_debias_prefix": "Be fair: "})
+    assert plan.changes_scoring and plan.label().endswith("Self-Debias (lambda 50, epsilon 0.01)")
+    options = plan.posthoc.options  # the recipe's defaults are the scorer's
+    assert (options.self_debias_lambda, options.self_debias_epsilon) == (DECAY_CONSTANT, EPSILON)
+    plain = MaskedLMScorer.from_pretrained(str(base))
+    wrapped = plan.wrap_scorer(plain)
+    assert plain.self_debias is None and wrapped.self_debias.prefix == "Be fair: "
+    assert wrapped.model is plain.model
+    extra = len(plain.tokenizer("Be fair: ", add_special_tokens=False)["input_ids"])
+    assert plan.costs() == {"inference cost": f"2 forward passes, +{extra} tokens per prediction"}
+    assert plan_from_values({}).wrap_scorer(plain) is plain
+
+
+def test_the_card_of_a_posthoc_only_run_shows_before_and_after(posthoc_run, tmp_path):
+    out = tmp_path / "published"
+    assert cli(["publish", str(posthoc_run), "--repo-id", "org/sd", "--dry-run",
+                "--out", str(out)]) == 0  # fmt: skip
+    card = (out / "README.md").read_text()
+    assert "## Bias before (step 0) and after (step 0, post-hoc)" in card
+    assert "- **Self-Debias**: the reported scores after it were read under Self-Debias" in card
+    assert "Schick, T., Udupa, S., & Schütze, H. (2021)" in card
