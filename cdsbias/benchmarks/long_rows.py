@@ -9,19 +9,18 @@ finds the row by halving and names it, its longest text and the model's limit.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cdsbias.errors import CdsbiasError, InputTooLongError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cdsbias.benchmarks.base import Benchmark
     from cdsbias.scoring import MaskedLMScorer
 
 
 def score_naming_long_rows(
-    benchmark: Benchmark, scorer: MaskedLMScorer, positions: list[int]
+    benchmark: Any, scorer: MaskedLMScorer, positions: list[int]
 ) -> pd.DataFrame:
     """``benchmark.score`` of the rows at ``positions``; an input longer than the model
     accepts is an error naming the benchmark and its row. The scorer sees token ids, not
@@ -50,7 +49,7 @@ def score_naming_long_rows(
 
 
 def long_row_error(
-    benchmark: Benchmark, scorer: MaskedLMScorer, position: int, error: InputTooLongError
+    benchmark: Any, scorer: MaskedLMScorer, position: int, error: InputTooLongError
 ) -> CdsbiasError:
     """The error naming the row at ``position`` and its longest text (in tokens)."""
     from cdsbias.scoring.encoding import shorten  # the scorer imports numpy: error path only

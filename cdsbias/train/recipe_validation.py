@@ -10,7 +10,7 @@ options, so that a bad recipe fails in one line before a model is loaded.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cdsbias.cds.languages import language_class
 from cdsbias.data.corpora import validate_corpus
@@ -18,11 +18,8 @@ from cdsbias.data.occupations import LANGUAGES as OCCUPATION_LANGUAGES
 from cdsbias.errors import CdsbiasError
 from cdsbias.runs.card_recipe import SCRATCH_KEYS
 
-if TYPE_CHECKING:
-    from cdsbias.train.config import Recipe
 
-
-def validate_recipe(recipe: Recipe, command_line: dict[str, Any]) -> None:
+def validate_recipe(recipe: Any, command_line: dict[str, Any]) -> None:
     """Raises on the first problem of ``recipe``; warns about keys that do not apply.
 
     Args:
