@@ -49,8 +49,8 @@ from cdsbias.methods.plan import (
 
 #: Modules of this package that hold no method.
 _NOT_METHODS = {
-    "base", "plan", "bottleneck", "context_debias_loss", "context_debias_data", "erasure",
-    "fit_sentences", "head_fold", "posthoc_erasure",
+    "base", "plan", "selection", "bottleneck", "context_debias_loss", "context_debias_data",
+    "erasure", "fit_sentences", "head_fold", "posthoc_erasure",
 }  # fmt: skip
 
 

@@ -23,7 +23,7 @@ is written.
 
 The shared recipe keys (``posthoc_method``, ``posthoc_apply``, ``posthoc_word_pairs``,
 ``posthoc_sentences_per_class``, ``posthoc_min_sentences_per_class``) are declared by
-:class:`cdsbias.methods.plan.PosthocSelection`; each method declares only its own.
+:class:`cdsbias.methods.selection.PosthocSelection`; each method declares only its own.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 from cdsbias.methods.base import Method, PosthocContext
 
-#: Shared keys, their defaults (as :class:`~cdsbias.methods.plan.PosthocSelection`).
+#: Shared keys, their defaults (as :class:`~cdsbias.methods.selection.PosthocSelection`).
 SHARED_DEFAULTS: dict[str, Any] = {
     "posthoc_apply": "fold",
     "posthoc_word_pairs": None,
