@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,3 +30,27 @@ def build_random_bert(
         "bert", folder, vocab_file=vocab, extra_tokens=extra_tokens, layers=layers,
         hidden=hidden, heads=max(1, hidden // 64), intermediate=4 * hidden,
     )  # fmt: skip
+
+
+def bench_setup(threads: int | None) -> None:
+    """What every benchmark script sets first: quiet transformers, no tokenizer threads,
+    ``threads`` torch threads (None: all)."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def load_bench_model(model: str | None, layers: int, hidden: int) -> tuple:
+    """``(model, tokenizer)``: the folder or hub id ``model``, else a random BERT of
+    ``layers`` x ``hidden`` with the real vocabulary (:func:`build_random_bert`)."""
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = model or str(build_random_bert(layers, hidden, Path(tmp) / "m"))
+        return AutoModelForMaskedLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(
+            folder
+        )

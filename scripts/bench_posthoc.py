@@ -25,13 +25,12 @@ sample, and INLP's seconds per iteration and in total.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from _models import build_random_bert
+from _models import bench_setup, build_random_bert
 
 
 def fit_sentences(n_documents: int, per_class: int, gap: str | None) -> list[str]:
@@ -39,8 +38,8 @@ def fit_sentences(n_documents: int, per_class: int, gap: str | None) -> list[str
     Wikipedia paragraphs (the closest local text to bias-bench's ``wikipedia-2.5.txt``)."""
     from tiny_models import CORPUS
 
+    from cdsbias.data.occupations import occupational_sentences
     from cdsbias.methods.fit_sentences import load_fit_pairs, select_inlp_sentences
-    from cdsbias.occupations import occupational_sentences
 
     if gap:
         import pandas as pd
@@ -156,13 +155,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import torch
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    bench_setup(args.threads)
     bench_encoding(args)
     if not args.skip_inlp:
         bench_inlp(args)

@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-from _models import build_random_bert
+from _models import bench_setup, load_bench_model
 
 
 def pipeline_associations(fill, rows) -> np.ndarray:
@@ -49,27 +46,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    bench_setup(args.threads)
     import torch
-    from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
-    from transformers.utils import logging as hf_logging
+    from transformers import pipeline
 
     from cdsbias.benchmarks.becpro import BecPro
     from cdsbias.benchmarks.becpro_data import generate_english
     from cdsbias.scoring import MaskedLMScorer
 
-    hf_logging.set_verbosity_error()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = args.model or str(build_random_bert(args.layers, args.hidden, Path(tmp) / "m"))
-        model = AutoModelForMaskedLM.from_pretrained(folder).eval()
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+    model, tokenizer = load_bench_model(args.model, args.layers, args.hidden)
 
     rows = generate_english()
     sample = rows.sample(n=min(args.baseline_rows, len(rows)), random_state=args.seed)
     n_params = sum(p.numel() for p in model.parameters()) / 1e6
-    print(f"model: {folder} ({n_params:.0f}M parameters), torch threads {torch.get_num_threads()}")
+    shown = args.model or f"random BERT {args.layers}x{args.hidden}"
+    print(f"model: {shown} ({n_params:.0f}M parameters), torch threads {torch.get_num_threads()}")
 
     fill = pipeline("fill-mask", model=model, tokenizer=tokenizer, device="cpu", top_k=1)
     fill("[MASK] is a nurse.", targets=["he"])  # warm-up

@@ -21,12 +21,9 @@ per prediction, and the mean input length of both passes.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
-from pathlib import Path
 
-from _models import build_random_bert
+from _models import bench_setup, load_bench_model
 
 
 def main() -> None:
@@ -39,26 +36,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     args = parser.parse_args()
 
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    bench_setup(args.threads)
     import torch
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
     from cdsbias.benchmarks.becpro import BecPro
     from cdsbias.benchmarks.becpro_data import generate_english
     from cdsbias.scoring import MaskedLMScorer
     from cdsbias.scoring.self_debias import SelfDebias
 
-    hf_logging.set_verbosity_error()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = args.model or str(build_random_bert(args.layers, args.hidden, Path(tmp) / "m"))
-        model = AutoModelForMaskedLM.from_pretrained(folder).eval()
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+    model, tokenizer = load_bench_model(args.model, args.layers, args.hidden)
     rows = generate_english()
     n_params = sum(p.numel() for p in model.parameters()) / 1e6
-    print(f"model: {folder} ({n_params:.0f}M parameters), torch threads {torch.get_num_threads()}")
+    shown = args.model or f"random BERT {args.layers}x{args.hidden}"
+    print(f"model: {shown} ({n_params:.0f}M parameters), torch threads {torch.get_num_threads()}")
 
     settings = SelfDebias()
     best: dict[str, float] = {}

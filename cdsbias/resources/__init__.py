@@ -58,7 +58,7 @@ def load_professions() -> pd.DataFrame:
     """The 60 BEC-Pro professions with group and % female (BLS 2019; see becpro/README.md).
 
     Shared by the BEC-Pro benchmark and the generated occupational-sentences corpus
-    (:mod:`cdsbias.occupations`), so the corpus does not import a benchmark.
+    (:mod:`cdsbias.data.occupations`), so the corpus does not import a benchmark.
     """
     return read_tsv("becpro", "professions.tsv")
 
