@@ -1,4 +1,4 @@
-"""Builds cdsbias/resources/wordlists/de/person_nouns.tsv from the german-nouns lexicon.
+"""Builds cdsbias/resources/wordlists/de/person_nouns.tsv.gz from the german-nouns lexicon.
 
 Source: the PyPI package ``german-nouns`` 1.2.5 (``pip install german-nouns``), ``nouns.csv``:
 about 100,000 German nouns with gender and full case paradigms, compiled from the German
@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import importlib.util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "cdsbias" / "resources" / "wordlists" / "de" / "person_nouns.tsv"
+OUT = REPO / "cdsbias" / "resources" / "wordlists" / "de" / "person_nouns.tsv.gz"
 GENUS_COLUMNS = ("genus", "genus 1", "genus 2", "genus 3", "genus 4")
 CASES = ("nominativ", "genitiv", "dativ", "akkusativ")
 NUMBERS = ("singular", "plural")
@@ -233,7 +234,9 @@ def main() -> None:
     ]
     body = ["\t".join([*paradigm(male), *paradigm(female), kind]) for male, female, kind in pairs]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(header + body) + "\n", encoding="utf-8")
+    text = "\n".join(header + body) + "\n"
+    # gzip without a timestamp, so rebuilding the same lexicon gives the same bytes.
+    args.out.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
     irregular = sum(1 for *_, kind in pairs if kind == "irregular")
     print(f"wrote {len(pairs)} pairs ({len(pairs) - irregular} -in, {irregular} irregular)")
 

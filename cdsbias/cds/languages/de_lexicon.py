@@ -1,7 +1,7 @@
 """The German word data: person-noun paradigms, names, pronoun and determiner tables.
 
 Data files (``cdsbias/resources/wordlists/de/``, sources and licences in the README there):
-``person_nouns.tsv`` (masculine/feminine paradigms, from the german-nouns lexicon),
+``person_nouns.tsv.gz`` (masculine/feminine paradigms, from the german-nouns lexicon),
 ``name_pairs.tsv`` and ``ambiguous_given_names.tsv`` (first names). Everything here is
 loaded once per process (``load_german_lexicon`` is cached) and is read-only afterwards.
 
@@ -13,6 +13,7 @@ the article words, §§ 481 ff. for adjectives): cases ``nom gen dat acc``, gend
 from __future__ import annotations
 
 import functools
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,8 +188,10 @@ def _read_person_nouns(
     path: Path,
 ) -> tuple[list[dict[str, dict[tuple[str, str], str]]], dict[str, list[NounForm]]]:
     try:
-        lines = path.read_bytes().decode("utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = path.read_bytes()
+        # The lexicon ships gzip-compressed (1 MB of text); test fixtures may be plain.
+        lines = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
         raise CdsbiasError(f"German word list {path} cannot be read ({exc})") from None
     slots = [(number, case) for number in NUMBERS for case in CASES]
     pairs: list[dict[str, dict[tuple[str, str], str]]] = []
@@ -225,7 +228,7 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
     Raises:
         CdsbiasError: A file is missing, not UTF-8 or malformed (``file:line: problem``).
     """
-    pairs, noun_forms = _read_person_nouns(resource_path("de/person_nouns.tsv"))
+    pairs, noun_forms = _read_person_nouns(resource_path("de/person_nouns.tsv.gz"))
     name_map: dict[str, str] = {}
     name_gender: dict[str, str] = {}
     ambiguous: dict[str, str] = {}
