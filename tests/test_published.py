@@ -63,6 +63,18 @@ def test_benchmarks_declare_the_values_of_meade_et_al():
         "results; bias-bench leaderboard; bias-bench scoring, gender clusters) -- not like for "
         "like: the paper scored the StereoSet test set; the shipped data is the dev set"
     ]
+    # All bias types: the leaderboard's overall columns, under the overall metric keys.
+    overall = stereoset.published_notes("bert-base-uncased", {"lms": 84.0, "icat": 70.0})
+    assert [line.split(" (")[0] for line in overall] == [
+        "lms: measured 84; published: 84.36",
+        "icat: measured 70; published: 71.15",
+    ]
+    assert all("bias-bench leaderboard (Meade et al. 2022), BERT, all bias types" in line
+               for line in overall)  # fmt: skip
+    (lms_gender,) = stereoset.published_notes("bert-base-uncased", {"lms_gender": 84.0})
+    assert (
+        "published: 84.17 (Meade et al. 2022 (ACL), BERT gender results; same in Li" in lms_gender
+    )
     crows = build_benchmark("crows_pairs", {"scoring": "bias_bench", "bias_type": "gender"})
     (line,) = crows.published_notes("bert-base-uncased", {"metric_score": 57.0})
     assert "published: 57.25" in line and "not like for like" not in line
