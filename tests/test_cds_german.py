@@ -86,12 +86,14 @@ def test_gold_set_accuracy_per_phenomenon(german):
         "sie_ihr_context": (12, 12, 17, 17),
         "noun_case": (18, 18, 41, 41),
         "relative": (6, 6, 20, 20),
-        "irregular": (8, 8, 30, 30),
+        "irregular": (13, 13, 50, 50),
         "adjectival": (5, 5, 7, 7),
         "name": (4, 4, 5, 5),
         "title": (2, 2, 5, 5),
         "unresolved": (2, 2, 0, 0),
-        "unchanged": (14, 14, 0, 0),
+        "unchanged": (16, 16, 0, 0),
+        "copula": (8, 8, 32, 32),
+        "profession": (12, 12, 28, 28),
     }
     exact, sentences, _, _ = overall(scores)
     assert sentences >= 60 and scores["unchanged"][1] >= 10
@@ -100,8 +102,11 @@ def test_gold_set_accuracy_per_phenomenon(german):
 
 def test_held_out_gold_set_accuracy(german):
     scores = score(german, read_gold("gold_de_heldout.tsv"))
-    assert overall(scores) == (40, 40, 76, 76)
-    assert scores["unchanged"] == (5, 5, 0, 0)
+    assert overall(scores) == (54, 55, 116, 118)
+    assert scores["unchanged"] == (7, 7, 0, 0)
+    # The issue-22 block (written before its fixes): one miss, "auf den Phlebologen"
+    # read as a plural dative after the two-way preposition "auf".
+    assert (scores["copula"], scores["profession"]) == ((4, 4, 17, 17), (5, 6, 10, 12))
 
 
 def test_naive_variant_is_much_worse(german):
@@ -109,9 +114,9 @@ def test_naive_variant_is_much_worse(german):
     re-inflecting articles, adjectives, relatives and resolving sie/ihr buys."""
     naive = German(agreement=False)
     scores = score(naive, read_gold("gold_de.tsv"))
-    assert overall(scores) == (33, 94, 107, 191)
+    assert overall(scores) == (38, 121, 152, 271)
     assert scores["relative"][0] == 0 and scores["irregular"][0] == 0
-    assert overall(score(naive, read_gold("gold_de_heldout.tsv"))) == (16, 40, 48, 80)
+    assert overall(score(naive, read_gold("gold_de_heldout.tsv"))) == (19, 55, 68, 122)
 
 
 @pytest.mark.parametrize("name", ["gold_de.tsv", "gold_de_heldout.tsv"])
@@ -147,6 +152,12 @@ def test_round_trip_where_the_swap_is_an_involution(german):
         "Mit seiner Erfahrung gewann er das Turnier.",
         # A bare "Angestellte" may be plural and is left alone; "Angestellter" is not.
         "Er arbeitet seit Jahren als Angestellter.",
+        # One-way pairs: Krankenschwester -> Krankenpfleger -> Krankenpflegerin, and
+        # BEC-Pro's typo Dachedecker -> Dachdeckerin -> Dachdecker.
+        "Das Gehalt der Krankenschwester ist niedrig.",
+        "Die Krankenschwester half dem Patienten.",
+        "Die staatlich geprüfte Krankenschwester sagte, dass sie müde war.",
+        "Der Dachedecker ist hier.",
     }
     rows = read_gold("gold_de.tsv") + read_gold("gold_de_heldout.tsv")
     failed = set()
@@ -155,7 +166,7 @@ def test_round_trip_where_the_swap_is_an_involution(german):
         if apply_edits(once, german.edits(once)) != source:
             failed.add(source)
     assert failed == not_involutions
-    assert len(rows) - len(failed) == 126
+    assert len(rows) - len(failed) == 164
 
 
 @pytest.mark.parametrize(
@@ -206,7 +217,7 @@ def test_without_names_no_name_is_swapped():
 
 def test_lexicon_counts_and_never_touch_words():
     lexicon = load_german_lexicon()
-    assert len(lexicon.pairs) == 4548
+    assert len(lexicon.pairs) == 4566 + 4  # and the 4 suffix pairs (-ist, -ologe, -iker, -eur)
     for word in ("Person", "Mitglied", "Kind", "Mannschaft", "Studierende", "ÄrztInnen"):
         assert word not in lexicon.noun_forms
     assert lexicon.pairs[lexicon.noun_forms["Arztes"][0].pair]["f"][("sg", "gen")] == "Ärztin"

@@ -29,6 +29,7 @@ from cdsbias.cds.languages.de_lexicon import (
     DEGREE_ADVERBS,
     GEN_PREPOSITIONS,
     NOMINATIVE_PRONOUNS,
+    NOT_VERBS,
     PLURAL_VERBS,
     PREPOSITIONS,
     SINGULAR_VERBS,
@@ -51,6 +52,23 @@ NOT_ADJECTIVES = word_set(
     """dessen deren denen derer wessen einige alle beide viele wenige andere sowie"""
 )
 PREDICATIVE = word_set("ist war wird wurde bin bist sei wäre als bleibt blieb")
+# Every form of the copulas sein, werden, bleiben, heißen: their predicate noun is
+# nominative ("Sie ist eine erfahrene Ärztin", not the accusative a subject before it
+# would suggest). "sein" is left out before a phrase (there it is the possessive);
+# "worden" is the passive auxiliary, not a copula.
+COPULAS = word_set(
+    """bin bist ist sind seid war warst waren wart sei seist seiest seien wäre wärst wären
+    wärt gewesen werde wirst wird werden werdet wurde wurdest wurden wurdet würde würdest
+    würden würdet geworden bleibe bleibst bleibt bleiben bleibet blieb bliebst blieben
+    bliebt bliebe geblieben heiße heißt heißen hieß hießest hießen hießt hieße geheißen"""
+)
+# Copulas after a bare noun that make it a singular predicate ("dass er jetzt Lehrer ist",
+# "will Lehrer werden": a plural subject is the rarer reading there).
+_SINGULAR_COPULAS_AFTER = word_set("ist war wird wurde sei wäre bleibt blieb werden sein bleiben")
+_COPULAS_AFTER = COPULAS | {"sein"}
+# Uninflected adjectives used as adverbs before an inflected adjective ("ein staatlich
+# geprüfter Krankenpfleger"): the chain goes on past them.
+_ADVERB_SUFFIXES = ("lich", "ig", "isch", "bar", "sam", "haft", "los", "voll")
 COORDINATORS = frozenset({"und", "oder", "sowie", "als", "wie"})
 # Verbs that take a dative object ("wir helfen den Kollegen" is plural dative).
 DATIVE_VERBS = re.compile(
@@ -160,7 +178,9 @@ def analyse_noun_phrase(
         if parsed is not None:
             article = j
             break
-        if word in DEGREE_ADVERBS:
+        if word in DEGREE_ADVERBS or (
+            adjectives and adjectives[-1] == j + 1 and word.endswith(_ADVERB_SUFFIXES)
+        ):
             j -= 1
             continue
         if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
@@ -169,13 +189,16 @@ def analyse_noun_phrase(
             continue
         break
     # Without an article an adjective chain must open its phrase: after a preposition,
-    # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
-    # Kollegen").
+    # "und", a copula or the clause start ("mit jungen Ärzten", "ist staatlich geprüfter
+    # Krankenpfleger"), or after a noun in a copula's clause ("ist seit Jahren
+    # medizinischer Wissenschaftler"); not after another verb ("wir helfen Kollegen").
     if (
         article is None
         and adjectives
         and not tokens.clause_start(j + 1)
         and lowers[j] not in _OPENERS
+        and lowers[j] not in COPULAS
+        and not (words[j][:1].isupper() and _copula_before(tokens, j, COPULAS))
     ):
         adjectives = []
     slots = reading.phrase_slots
@@ -191,7 +214,9 @@ def analyse_noun_phrase(
         for adjective in [*adjectives, i] if inflected else adjectives:
             word = words[adjective]
             slots = {slot for slot in slots if word.endswith(endings[slot])}
-    start = article if article is not None else (adjectives[-1] if adjectives else i)
+    # The phrase starts at its article, else at its first adverb or adjective ("als
+    # staatlich geprüfte Krankenpflegerin" starts at "staatlich").
+    start = article if article is not None else (j + 1 if adjectives else i)
     following = lowers[i + 1] if i + 1 < len(words) and gaps[i + 1].isspace() else ""
     if (
         following in _FINITE_VERBS
@@ -213,7 +238,7 @@ def analyse_noun_phrase(
     if article is None and len({slot[1] for slot in slots}) == 2:
         # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
-        predicative = _copula_before(tokens, start)
+        predicative = _copula_before(tokens, start) or _singular_copula_after(tokens, i)
         slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
     if (
         target is not None
@@ -222,13 +247,14 @@ def analyse_noun_phrase(
         and len({(slot[1], target.get(slot[1:])) for slot in slots}) == 1
     ):
         return NounPhrase(i, article, adjectives, min(slots), reading)
-    slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
+    slot = _choose_slot(tokens, start, i, slots, preposition, names, bare=article is None)
     return NounPhrase(i, article, adjectives, slot, reading)
 
 
 def _choose_slot(
     tokens: Tokens,
     start: int,
+    noun: int,
     slots: set[Slot],
     preposition: str,
     names: dict[str, str],
@@ -272,7 +298,15 @@ def _choose_slot(
         if tokens.lower(start - 1) in COORDINATORS and start > 1 and tokens.adjacent(start - 1):
             # "der König und seine Tochter": the second conjunct has the first one's case.
             subject_start = _phrase_start(tokens, start - 2)
-        if _dative_verb_before(tokens, start):
+        if any(slot[2] == "nom" for slot in slots) and (
+            _copula_predicate(tokens, start, noun)
+            or (tokens.lower(start - 1) == "als" and tokens.adjacent(start))
+        ):
+            # "Sie ist eine erfahrene Elektrikerin": a predicate noun is nominative,
+            # whatever subject stands before it; so is a bare "als" phrase, which mostly
+            # describes the subject ("Sie arbeitet als staatlich geprüfte Krankenpflegerin").
+            chosen = pick("nom")
+        elif _dative_verb_before(tokens, start):
             chosen = pick("dat", "acc", "nom", "gen")
         elif after_noun and not bare:
             # "das Auto des Arztes"; a bare noun after a noun is no genitive ("seit zehn
@@ -295,16 +329,54 @@ def _phrase_start(tokens: Tokens, j: int) -> int:
     return j
 
 
-def _copula_before(tokens: Tokens, start: int) -> bool:
+def _copula_before(tokens: Tokens, start: int, copulas: frozenset[str] = PREDICATIVE) -> bool:
     """A copula or "als" earlier in the clause ("ist seit Jahren Lehrer")."""
     j = start - 1
     while j >= 0:
-        if tokens.lower(j) in PREDICATIVE:
+        if tokens.lower(j) in copulas:
             return True
         if tokens.clause_start(j):
             return False
         j -= 1
     return False
+
+
+def _singular_copula_after(tokens: Tokens, noun: int) -> bool:
+    """A singular copula right after a bare noun, or "zu" + copula ("dass er jetzt
+    Lehrer ist", "um Lehrer zu werden")."""
+    following = tokens.lower(noun + 1) if tokens.adjacent(noun + 1) else ""
+    if following == "zu" and tokens.adjacent(noun + 2):
+        return tokens.lower(noun + 2) in ("sein", "werden", "bleiben")
+    return following in _SINGULAR_COPULAS_AFTER
+
+
+def _copula_predicate(tokens: Tokens, start: int, noun: int) -> bool:
+    """The phrase from ``start`` to ``noun`` is a copula's predicate.
+
+    Either a copula follows the noun ("dass sie eine Ärztin ist", "um eine gute Ärztin
+    zu werden", "eine Ärztin geworden"; "sein" only before a clause end or a lower-case
+    word, since before a noun it is the possessive), or one precedes it in the clause and
+    the clause does not end in another verb's infinitive or participle, which would make
+    the copula an auxiliary ("Sie wird die Ärztin morgen besuchen").
+    """
+    k = noun + 1
+    if tokens.lower(k) == "zu" and tokens.adjacent(k):
+        k += 1
+    if k < len(tokens.words) and tokens.adjacent(k) and tokens.lower(k) in _COPULAS_AFTER:
+        if tokens.lower(k) != "sein":
+            return True
+        return not tokens.adjacent(k + 1) or tokens.words[k + 1].islower()
+    if not _copula_before(tokens, start, COPULAS):
+        return False
+    last = noun
+    while last + 1 < len(tokens.words) and not tokens.clause_start(last + 1):
+        if tokens.lower(last + 1) in COORDINATORS:
+            break
+        last += 1
+    final = tokens.words[last]
+    if last == noun or not final.islower() or final in COPULAS or final in NOT_VERBS:
+        return True
+    return not (final.endswith("en") or (final.startswith("ge") and final.endswith("t")))
 
 
 @functools.lru_cache(maxsize=1 << 16)
