@@ -271,3 +271,60 @@ def test_random_word_salad_never_breaks_the_edit_contract(german):
             assert first.end <= second.start
         for skip in skipped:
             assert text[skip.start : skip.end] == skip.original
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A predicate noun is nominative after every copula, before or verb-final.
+        ("Sie ist eine erfahrene Elektrikerin.", "Er ist ein erfahrener Elektriker."),
+        ("Sie wurde eine bekannte Ärztin.", "Er wurde ein bekannter Arzt."),
+        ("Sie bleibt eine treue Kundin.", "Er bleibt ein treuer Kunde."),
+        ("Sie heißt die neue Chefin willkommen.", "Er heißt den neuen Chef willkommen."),
+        ("Ich weiß, dass sie eine gute Ärztin ist.", "Ich weiß, dass er ein guter Arzt ist."),
+        ("Sie will eine gute Ärztin werden.", "Er will ein guter Arzt werden."),
+        ("Sie ist eine gute Ärztin gewesen.", "Er ist ein guter Arzt gewesen."),
+        # "werden" as the future auxiliary: the object stays accusative.
+        ("Sie wird die Ärztin morgen besuchen.", "Er wird den Arzt morgen besuchen."),
+        # Dative and genitive cues after a copula do not regress.
+        ("Sie war der Ärztin dankbar.", "Er war dem Arzt dankbar."),
+        ("Sie ist die Tochter der Ärztin.", "Er ist der Sohn des Arztes."),
+        # A bare "als" phrase describes the subject.
+        (
+            "Er arbeitet als staatlich geprüfter Krankenpfleger.",
+            "Sie arbeitet als staatlich geprüfte Krankenpflegerin.",
+        ),
+        # A bare noun before a singular copula is singular.
+        ("Er sagt, dass er jetzt Schaffner ist.", "Sie sagt, dass sie jetzt Schaffnerin ist."),
+    ],
+)
+def test_case_after_copulas(german, text, expected):
+    assert apply_edits(text, german.edits(text)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Derived person nouns the lexicon lacks take their suffix's paradigm.
+        ("Der Fakturist kam.", "Die Fakturistin kam."),
+        ("Wir sprachen mit den Fakturisten.", "Wir sprachen mit den Fakturistinnen."),
+        ("Die Phlebologin kam.", "Der Phlebologe kam."),
+        (
+            "Das Auto des Dentalhygienikers steht hier.",
+            "Das Auto der Dentalhygienikerin steht hier.",
+        ),
+        ("Der Elektroinstallateur kam.", "Die Elektroinstallateurin kam."),
+        # ... unless the lexicon knows them as something else.
+        ("Die Einkaufslisten sind lang.", "Die Einkaufslisten sind lang."),
+        ("Der Zeitgeist ist seltsam.", "Der Zeitgeist ist seltsam."),
+        ("Die Kataloge liegen hier.", "Die Kataloge liegen hier."),
+        # Adjectival masculines inflect like adjectives.
+        ("Ein Polizeibeamter kam.", "Eine Polizeibeamtin kam."),
+        ("Die Beamtin kam.", "Der Beamte kam."),
+        ("Wir halfen der Beamtin.", "Wir halfen dem Beamten."),
+        ("Beamtinnen streiken.", "Beamte streiken."),
+        ("Die Beamten streiken.", "Die Beamtinnen streiken."),
+    ],
+)
+def test_derived_and_adjectival_person_nouns(german, text, expected):
+    assert apply_edits(text, german.edits(text)) == expected

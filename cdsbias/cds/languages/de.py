@@ -279,15 +279,18 @@ class German(GermanPronouns, Language):
         if result is None:
             return
         indexed, slots = result
-        if not planned.keys().isdisjoint(slots) or any(
-            k in planned and planned[k].replacement != edit.replacement
-            for k, edit in indexed.items()
-        ):
-            # An article or adjective another phrase already changed otherwise (the same
-            # change is fine: "Diese Frau, die staatlich geprüfte ..." makes "die" a "der"
-            # both as a relative pronoun and as the apposition's article).
+        if not planned.keys().isdisjoint(indexed):
+            if any(
+                k in planned and planned[k].replacement != e.replacement for k, e in indexed.items()
+            ):
+                # An article or adjective another phrase already changed otherwise (the
+                # same change is fine: "Diese Frau, die staatlich geprüfte ..." makes "die"
+                # a "der" both as a relative pronoun and as the apposition's article).
+                return
+            indexed = {k: e for k, e in indexed.items() if k not in planned}
+        if not planned.keys().isdisjoint(slots):
             return
-        planned.update({k: edit for k, edit in indexed.items() if k not in planned})
+        planned.update(indexed)
         possessive_slots.update(slots)
         relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
         if relative is not None and tokens.index(relative.start) not in planned:

@@ -298,15 +298,7 @@ def _choose_slot(
         if tokens.lower(start - 1) in COORDINATORS and start > 1 and tokens.adjacent(start - 1):
             # "der König und seine Tochter": the second conjunct has the first one's case.
             subject_start = _phrase_start(tokens, start - 2)
-        if any(slot[2] == "nom" for slot in slots) and (
-            _copula_predicate(tokens, start, noun)
-            or (tokens.lower(start - 1) == "als" and tokens.adjacent(start))
-        ):
-            # "Sie ist eine erfahrene Elektrikerin": a predicate noun is nominative,
-            # whatever subject stands before it; so is a bare "als" phrase, which mostly
-            # describes the subject ("Sie arbeitet als staatlich geprüfte Krankenpflegerin").
-            chosen = pick("nom")
-        elif _dative_verb_before(tokens, start):
+        if _dative_verb_before(tokens, start):
             chosen = pick("dat", "acc", "nom", "gen")
         elif after_noun and not bare:
             # "das Auto des Arztes"; a bare noun after a noun is no genitive ("seit zehn
@@ -316,6 +308,20 @@ def _choose_slot(
             chosen = pick("acc", "dat", "nom", "gen")
         else:
             chosen = pick("nom", "dat", "acc", "gen")
+        if (
+            chosen is not None
+            and chosen[2] != "nom"
+            and any(slot[2] == "nom" for slot in slots)
+            and (
+                (tokens.lower(start - 1) == "als" and tokens.adjacent(start))
+                or _copula_predicate(tokens, start, noun)
+            )
+        ):
+            # "Sie ist eine erfahrene Elektrikerin": a predicate noun is nominative,
+            # whatever subject stands before it; so is a bare "als" phrase, which mostly
+            # describes the subject ("Sie arbeitet als staatlich geprüfte Krankenpflegerin").
+            # (Tested last: it only matters where the clause would not give nominative.)
+            chosen = pick("nom")
     return chosen or sorted(slots)[0]
 
 
