@@ -12,14 +12,17 @@ docs/cds_german.md).
 
 Units, in text order:
 
-* **Person nouns** (4,548 pairs from the german-nouns lexicon, every case and number:
+* **Person nouns** (4,566 pairs from the german-nouns lexicon, every case and number:
   *der Arzt / des Arztes / den Ärzten* <-> *die Ärztin / der Ärztin / den Ärztinnen*;
   irregular pairs *Mann/Frau, Vater/Mutter, Herr/Dame, ...*) with their article words,
   adjectives and relative pronouns. A form whose article does not fit is left alone (*die
   Heide*). Gender-neutral nouns (*Person, Mitglied, Kind*), gender-fair forms (*Ärzt*innen,
   ÄrztInnen, Lehrer/innen*) and words that merely contain a gendered one (*Mannschaft*)
   never match: lookups are of whole words, in the lexicon's exact spelling. Compounds the
-  lexicon lacks are split at their longest known head (*Busmechaniker*).
+  lexicon lacks are split at their longest known head (*Busmechaniker*); other words with
+  a person suffix take a model pair's paradigm (*Fakturist* like *Polizist*, see
+  ``PERSON_SUFFIXES``); adjectival masculines inflect like adjectives (*der Beamte, ein
+  Beamter* <-> *die Beamtin*).
 * **Nominalised adjectives** (*der Vorsitzende / die Vorsitzende, ein Angestellter / eine
   Angestellte*) in the singular, where the article and the ending tell the gender.
 * **Titles**: *Herr Müller* <-> *Frau Müller* (*Herrn* in the oblique cases).
