@@ -34,6 +34,7 @@ from cdsbias.cds.languages.de_lexicon import (
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
     NOMINATIVE_PRONOUNS,
+    NOT_VERBS,
     PLURAL_VERBS,
     PREPOSITIONS,
     SINGULAR_VERBS,
@@ -70,6 +71,7 @@ _ENDINGS = {
 # Unions used in the hot paths, built once.
 _OPENERS = PREPOSITIONS | COORDINATORS
 _FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
+_NON_VERB_OPENERS = NOT_VERBS | NOMINATIVE_PRONOUNS | {"sie"}
 _RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
@@ -149,15 +151,18 @@ def analyse_noun_phrase(
             continue
         break
     # Without an article an adjective chain must open its phrase: after a preposition,
-    # "und", a copula or the clause start ("mit jungen Ärzten", "ist staatlich geprüfter
-    # Krankenpfleger"), or after a noun in a copula's clause ("ist seit Jahren
-    # medizinischer Wissenschaftler"); not after another verb ("wir helfen Kollegen").
+    # "und", a copula, a pronoun or other word that is no verb, or the clause start ("mit
+    # jungen Ärzten", "ist staatlich geprüfter Krankenpfleger", "wurde sie medizinische
+    # Wissenschaftlerin", "jetzt staatlich geprüfte"), or after a
+    # noun in a copula's clause ("ist seit Jahren medizinischer Wissenschaftler"); not
+    # after another verb ("wir helfen Kollegen").
     if (
         article is None
         and adjectives
         and not tokens.clause_start(j + 1)
         and lowers[j] not in _OPENERS
         and lowers[j] not in COPULAS
+        and lowers[j] not in _NON_VERB_OPENERS
         and not (words[j][:1].isupper() and copula_before(tokens, j, COPULAS))
     ):
         adjectives = []

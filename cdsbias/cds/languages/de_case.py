@@ -96,6 +96,8 @@ def choose_slot(
                     return slot
         return None
 
+    if preposition == "um" and tokens.lower(noun + 1) == "zu":
+        preposition = ""  # "um Ärztin zu werden": the conjunction um ... zu
     if preposition in GEN_PREPOSITIONS:
         chosen = pick("gen", "dat")
     elif preposition in DAT_PREPOSITIONS:
@@ -169,28 +171,44 @@ def copula_before(tokens: Tokens, start: int, copulas: frozenset[str] = PREDICAT
     return False
 
 
+def _copula_after(tokens: Tokens, noun: int) -> int | None:
+    """The copula that follows a noun in its clause, past a complement of up to five
+    words ("Mechaniker für mobile Geräte ist", "Leiterin religiöser Aktivitäten zu
+    werden"); ``zu`` is skipped. None if a clause end or another verb comes first."""
+    for k in range(noun + 1, min(noun + 7, len(tokens.words))):
+        if not tokens.adjacent(k):
+            return None
+        word = tokens.lowers[k]
+        if word == "zu":
+            continue
+        if word in _COPULAS_AFTER:
+            return k
+        if tokens.words[k].islower() and word.endswith(("t", "en")) and word not in NOT_VERBS:
+            following = tokens.words[k + 1] if k + 1 < len(tokens.words) else ""
+            if not (word.endswith("en") and following[:1].isupper() and tokens.adjacent(k + 1)):
+                return None  # a verb ("gesucht werden"), not an adjective ("kleinen Kindern")
+    return None
+
+
 def singular_copula_after(tokens: Tokens, noun: int) -> bool:
-    """A singular copula right after a bare noun, or "zu" + copula ("dass er jetzt
-    Lehrer ist", "um Lehrer zu werden")."""
-    following = tokens.lower(noun + 1) if tokens.adjacent(noun + 1) else ""
-    if following == "zu" and tokens.adjacent(noun + 2):
-        return tokens.lower(noun + 2) in ("sein", "werden", "bleiben")
-    return following in _SINGULAR_COPULAS_AFTER
+    """A singular copula, or "zu" + copula, after a bare noun ("dass er jetzt Lehrer
+    ist", "um Lehrer zu werden", "dass er Mechaniker für mobile Geräte ist")."""
+    k = _copula_after(tokens, noun)
+    return k is not None and tokens.lowers[k] in _SINGULAR_COPULAS_AFTER
 
 
 def _copula_predicate(tokens: Tokens, start: int, noun: int) -> bool:
     """The phrase from ``start`` to ``noun`` is a copula's predicate.
 
-    Either a copula follows the noun ("dass sie eine Ärztin ist", "um eine gute Ärztin
-    zu werden", "eine Ärztin geworden"; "sein" only before a clause end or a lower-case
-    word, since before a noun it is the possessive), or one precedes it in the clause and
-    the clause does not end in another verb's infinitive or participle, which would make
-    the copula an auxiliary ("Sie wird die Ärztin morgen besuchen").
+    Either a copula follows the noun, past a short complement ("dass sie eine Ärztin
+    ist", "um eine gute Ärztin zu werden", "eine Ärztin geworden"; "sein" only before a
+    clause end or a lower-case word, since before a noun it is the possessive), or one
+    precedes it in the clause and the clause does not end in another verb's infinitive or
+    participle, which would make the copula an auxiliary ("Sie wird die Ärztin morgen
+    besuchen").
     """
-    k = noun + 1
-    if tokens.lower(k) == "zu" and tokens.adjacent(k):
-        k += 1
-    if k < len(tokens.words) and tokens.adjacent(k) and tokens.lower(k) in _COPULAS_AFTER:
+    k = _copula_after(tokens, noun)
+    if k is not None:
         if tokens.lower(k) != "sein":
             return True
         return not tokens.adjacent(k + 1) or tokens.words[k + 1].islower()
