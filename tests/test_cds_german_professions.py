@@ -124,3 +124,51 @@ def test_every_masculine_form_swaps_to_its_feminine(german, male, female):
     assert german.substitute(bare) == (
         f"Meine Schwester ist seit Jahren {' '.join([*female_before, female_noun, after]).strip()}."
     )
+
+
+def demo_sentence(frame: str, person: int, gender: str, form: str) -> str:
+    """One sentence of the German demo corpus, as ``german_sentences`` writes it."""
+    from cdsbias.data import occupations_de as demo
+
+    agree = demo.AGREEMENT[gender]
+    text = frame.format(
+        P=demo.PERSONS[person][gender == "female"],
+        J=form,
+        A=f"{agree['A']} {form}",
+        K=demo._definite(form, gender),
+        S=agree["S"],
+        O=agree["O"],
+        D=agree["D"],
+    )
+    return text[0].upper() + text[1:]
+
+
+def test_demo_sentences_swap_to_the_generators_own_counterfactuals(german):
+    """The German demo corpus (cdsbias.data.occupations_de) drawn twice with the same
+    random choices, the second time with the person's gender flipped: the substitution
+    of each sentence is the flipped sentence. Left out: rows with BEC-Pro's feminine
+    typos (*die Rezeptionist*, *die Kfz-Mechaniker*, ungrammatical and left alone), and
+    the person words CDS pairs otherwise (*Ehefrau* for *meine Frau*'s *Ehemann*)."""
+    import random
+
+    from cdsbias.data import occupations_de as demo
+
+    rng = random.Random(0)
+    table = load_professions()
+    rows = table[["profession_de_male", "profession_de_female", "percent_female_de"]]
+    rows = rows.values.tolist()
+    checked = 0
+    for _ in range(3000):
+        male, female, percent_female = rows[rng.randrange(len(rows))]
+        gender = "female" if rng.random() < percent_female / 100 else "male"
+        person, frame = rng.randrange(len(demo.PERSONS)), rng.choice(demo.FRAMES)
+        if female in FEMININE_TYPOS:
+            continue
+        source = demo_sentence(frame, person, gender, male if gender == "male" else female)
+        other = "female" if gender == "male" else "male"
+        form = female if other == "female" else MASCULINE_FROM_FEMININE.get(male, male)
+        expected = demo_sentence(frame, person, other, form)
+        output = german.substitute(source).replace("Ehefrau", "Frau").replace("Ehemann", "Mann")
+        assert output == expected.replace("Ehefrau", "Frau").replace("Ehemann", "Mann"), source
+        checked += 1
+    assert checked > 2800
