@@ -407,7 +407,7 @@ def main() -> None:
     # gzip without a timestamp, so rebuilding the same lexicon gives the same bytes.
     args.out.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
     exceptions = suffix_exceptions(source, rows)
-    EXCEPTIONS.write_text(
+    (args.out.parent / EXCEPTIONS.name).write_text(
         "# Lower-case endings of nouns that end like a person suffix (-ist, -ologe, -iker,\n"
         "# -eur) but are no persons: a word equal to one, or ending in one written -x, never\n"
         "# takes the suffix's paradigm.\n"
