@@ -46,6 +46,7 @@ def test_german_sentences_follow_german_shares_and_agree():
 
 
 def test_german_definite_form_weakens_the_adjective():
+    assert occupations_de._definite("Postbeamter", "male") == "der Postbeamte"
     assert occupations_de._definite("staatlich geprüfter Krankenpfleger", "male") == (
         "der staatlich geprüfte Krankenpfleger"
     )

@@ -64,9 +64,12 @@ _ADJECTIVE_BEFORE_NOUN = re.compile(r"^((?:[a-zäöüß]+ )*[a-zäöüß]+e)r( [
 
 def _definite(profession: str, gender: str) -> str:
     """``der Elektriker``; a strong adjective ending turns weak after the article
-    (*staatlich geprüfter Krankenpfleger* -> *der staatlich geprüfte Krankenpfleger*)."""
+    (*staatlich geprüfter Krankenpfleger* -> *der staatlich geprüfte Krankenpfleger*), and
+    so does the adjectival noun *Postbeamter* (*der Postbeamte*)."""
     if gender == "male":
         profession = _ADJECTIVE_BEFORE_NOUN.sub(r"\1\2", profession)
+        if profession.endswith("beamter"):
+            profession = profession[:-1]
     return f"{AGREEMENT[gender]['T']} {profession}"
 
 

@@ -12,14 +12,17 @@ docs/cds_german.md).
 
 Units, in text order:
 
-* **Person nouns** (4,548 pairs from the german-nouns lexicon, every case and number:
+* **Person nouns** (4,566 pairs from the german-nouns lexicon, every case and number:
   *der Arzt / des Arztes / den Ärzten* <-> *die Ärztin / der Ärztin / den Ärztinnen*;
   irregular pairs *Mann/Frau, Vater/Mutter, Herr/Dame, ...*) with their article words,
   adjectives and relative pronouns. A form whose article does not fit is left alone (*die
   Heide*). Gender-neutral nouns (*Person, Mitglied, Kind*), gender-fair forms (*Ärzt*innen,
   ÄrztInnen, Lehrer/innen*) and words that merely contain a gendered one (*Mannschaft*)
   never match: lookups are of whole words, in the lexicon's exact spelling. Compounds the
-  lexicon lacks are split at their longest known head (*Busmechaniker*).
+  lexicon lacks are split at their longest known head (*Busmechaniker*); other words with
+  a person suffix take a model pair's paradigm (*Fakturist* like *Polizist*, see
+  ``PERSON_SUFFIXES``); adjectival masculines inflect like adjectives (*der Beamte, ein
+  Beamter* <-> *die Beamtin*).
 * **Nominalised adjectives** (*der Vorsitzende / die Vorsitzende, ein Angestellter / eine
   Angestellte*) in the singular, where the article and the ending tell the gender.
 * **Titles**: *Herr Müller* <-> *Frau Müller* (*Herrn* in the oblique cases).
@@ -56,6 +59,7 @@ from cdsbias.cds.languages.de_lexicon import (
     ADJECTIVAL_STEMS,
     CASES,
     PREPOSITIONS,
+    SUFFIX_STEM_LETTERS,
     NounForm,
     adjective_ending,
     load_german_lexicon,
@@ -76,6 +80,17 @@ _PLAIN_WORDS_LIMIT = 1 << 18
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
+
+
+def _adjectival_target(stem: str, kind: str) -> dict[tuple[str, str], str]:
+    """The forms of an adjectival masculine (*Beamt-*) after an article of ``kind``
+    (weak / mixed / strong): *der Beamte*, *ein Beamter*, *die Beamten*, *Beamte*."""
+    return {
+        (number, case): stem
+        + adjective_ending(kind, ("m" if number == "sg" else "x", number, case))
+        for number in ("sg", "pl")
+        for case in CASES
+    }
 
 
 class German(GermanPronouns, Language):
@@ -119,6 +134,17 @@ class German(GermanPronouns, Language):
             head = heads.get(word[cut:])
             if head is not None:
                 return word[:cut], head
+        # A derived person noun the lexicon lacks (Fakturist, Phlebologin): its suffix
+        # form, longest first, unless the word ends like a known non-person (Listen).
+        for cut in range(SUFFIX_STEM_LETTERS, len(word) - 2):
+            suffix = word[cut:]
+            if suffix in self.lexicon.suffixes:
+                lower = word.lower()
+                if lower in self.lexicon.suffix_exception_words or any(
+                    lower.endswith(end) for end in self.lexicon.suffix_exceptions
+                ):
+                    return None
+                return word[:cut], suffix
         return None
 
     @property
@@ -211,11 +237,12 @@ class German(GermanPronouns, Language):
             return  # a surname: "Thomas Mann"
         word = tokens.words[i]
         prefix, head = "", word
-        if word not in self.lexicon.noun_forms:
+        lexicon = self.lexicon
+        if word not in lexicon.noun_forms:
             prefix, head = self._split_compound(word)  # type: ignore[misc]
-        for reading in self.lexicon.noun_forms[head]:
+        for reading in lexicon.noun_forms.get(head) or lexicon.suffixes[head]:
             other = "f" if reading.gender == "m" else "m"
-            target = self.lexicon.pairs[reading.pair][other]
+            target = lexicon.pairs[reading.pair][other]
             if prefix:
                 key = (prefix, reading.pair, other)
                 if key not in self._compound_targets:
@@ -223,9 +250,19 @@ class German(GermanPronouns, Language):
                         slot: prefix + form[0].lower() + form[1:] for slot, form in target.items()
                     }
                 target = self._compound_targets[key]
-            phrase = analyse_noun_phrase(tokens, i, reading, self.lexicon.name_map, target=target)
+            stem = lexicon.adjectival_stems.get(reading.pair)
+            if stem is None:
+                phrase = analyse_noun_phrase(tokens, i, reading, lexicon.name_map, target=target)
+            else:  # der Beamte / ein Beamter: the masculine's ending must fit like an adjective's
+                inflected = reading.gender == "m"
+                phrase = analyse_noun_phrase(
+                    tokens, i, reading, lexicon.name_map, inflected=inflected
+                )
             if phrase is None:
                 continue
+            if stem is not None and other == "m":
+                stem = prefix + stem[0].lower() + stem[1:] if prefix else stem
+                target = _adjectival_target(stem, declension(tokens, phrase))
             if not self.agreement:
                 form = target.get(phrase.slot[1:])
                 if form is not None:
@@ -245,8 +282,17 @@ class German(GermanPronouns, Language):
         if result is None:
             return
         indexed, slots = result
-        if not (planned.keys().isdisjoint(indexed) and planned.keys().isdisjoint(slots)):
-            return  # an article or adjective another phrase already changed
+        if not planned.keys().isdisjoint(indexed):
+            if any(
+                k in planned and planned[k].replacement != e.replacement for k, e in indexed.items()
+            ):
+                # An article or adjective another phrase already changed otherwise (the
+                # same change is fine: "Diese Frau, die staatlich geprüfte ..." makes "die"
+                # a "der" both as a relative pronoun and as the apposition's article).
+                return
+            indexed = {k: e for k, e in indexed.items() if k not in planned}
+        if not planned.keys().isdisjoint(slots):
+            return
         planned.update(indexed)
         possessive_slots.update(slots)
         relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)

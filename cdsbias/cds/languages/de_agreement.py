@@ -3,10 +3,11 @@
 A noun phrase is ``[preposition] [article word] [adverb|adjective]* noun``, e.g.
 *mit dem sehr jungen Arzt*. Its (gender, number, case) slot is the intersection of what
 the noun form, the article word and each adjective ending allow (*dem* + *Arzt* -> masculine
-dative singular); when several remain, the preposition and the position in the clause
-decide (genitive after a noun or *wegen*, dative after *mit*, accusative after *für* or once
-the clause has a subject). An empty intersection means the word is not this person noun
-here (*die Heide* is the heath, not a heathen) and nothing is changed.
+dative singular); when several remain, the preposition and the clause decide
+(:mod:`~cdsbias.cds.languages.de_case`: genitive after a noun or *wegen*, dative after
+*mit*, accusative after *für* or once the clause has a subject, nominative after a
+copula). An empty intersection means the word is not this person noun here (*die Heide*
+is the heath, not a heathen) and nothing is changed.
 
 The counterpart then takes the same number and case, the article word the counterpart's
 gender (*dem* -> *der*, *einen* -> *eine*, *zum* -> *zur*, *im* -> *in der*), and each
@@ -17,18 +18,23 @@ right after the phrase (*, der* / *, mit dem* / *, dessen*) follows the new gend
 
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass
 
 from cdsbias.cds.engine import Edit
+from cdsbias.cds.languages.de_case import (
+    COORDINATORS,
+    COPULAS,
+    choose_slot,
+    copula_before,
+    singular_copula_after,
+)
 from cdsbias.cds.languages.de_lexicon import (
     ACC_PREPOSITIONS,
     CASES,
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
-    GEN_PREPOSITIONS,
     NOMINATIVE_PRONOUNS,
+    NOT_VERBS,
     PLURAL_VERBS,
     PREPOSITIONS,
     SINGULAR_VERBS,
@@ -50,14 +56,9 @@ _ADJECTIVE_ENDINGS = ("en", "em", "er", "es", "e")
 NOT_ADJECTIVES = word_set(
     """dessen deren denen derer wessen einige alle beide viele wenige andere sowie"""
 )
-PREDICATIVE = word_set("ist war wird wurde bin bist sei wäre als bleibt blieb")
-COORDINATORS = frozenset({"und", "oder", "sowie", "als", "wie"})
-# Verbs that take a dative object ("wir helfen den Kollegen" is plural dative).
-DATIVE_VERBS = re.compile(
-    r"gab|gaben|gibt|gebe|geben|gegeben|half|halfen|hilft|geholfen|gefiel|gefielen|brachte"
-    r"|(?:helf|dank|gedankt|gratulier|folg|gefolgt|gehör|vertrau|begegn|antwort|geantwort"
-    r"|gefall|zuhör|widm|gewidm|schenk|geschenk|zeig|gezeig|erzähl|bring|schick|geschick)\w*"
-)
+# Uninflected adjectives used as adverbs before an inflected adjective ("ein staatlich
+# geprüfter Krankenpfleger"): the chain goes on past them.
+_ADVERB_SUFFIXES = ("lich", "ig", "isch", "bar", "sam", "haft", "los", "voll")
 _DECLENSION = {"def": "weak", "dies": "weak", "ein": "mixed"}
 # adjective_ending as one table per declension, for the slot filters of the hot path.
 _PHRASE_SLOTS = [(gender, "sg", case) for gender in "mfn" for case in CASES] + [
@@ -68,9 +69,9 @@ _ENDINGS = {
     for declension in ("weak", "mixed", "strong")
 }
 # Unions used in the hot paths, built once.
-_DAT_OR_GEN = DAT_PREPOSITIONS | GEN_PREPOSITIONS
 _OPENERS = PREPOSITIONS | COORDINATORS
 _FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
+_NON_VERB_OPENERS = NOT_VERBS | NOMINATIVE_PRONOUNS | {"sie"}
 _RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
@@ -91,27 +92,6 @@ class NounPhrase:
     @property
     def start(self) -> int:
         return self.article if self.article is not None else min([*self.adjectives, self.noun])
-
-
-def has_subject_before(tokens: Tokens, i: int, names: dict[str, str]) -> bool:
-    """Whether the clause before word ``i`` already has a nominative subject."""
-    if tokens.clause_start(i):
-        return False
-    j = i - 1
-    while j >= 0:
-        word = tokens.words[j]
-        lower = word.lower()
-        if lower in NOMINATIVE_PRONOUNS or (lower == "sie" and j != i) or word in names:
-            return True
-        parsed = parse_article(lower)
-        if parsed and any(slot[2] == "nom" for slot in parsed[2]) and lower != "der":
-            return True
-        if lower == "der" and tokens.lower(j - 1) not in _DAT_OR_GEN:
-            return True
-        if tokens.clause_start(j):
-            return False
-        j -= 1
-    return False
 
 
 def _preposition(tokens: Tokens, start: int) -> str:
@@ -160,7 +140,9 @@ def analyse_noun_phrase(
         if parsed is not None:
             article = j
             break
-        if word in DEGREE_ADVERBS:
+        if word in DEGREE_ADVERBS or (
+            adjectives and adjectives[-1] == j + 1 and word.endswith(_ADVERB_SUFFIXES)
+        ):
             j -= 1
             continue
         if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
@@ -169,13 +151,19 @@ def analyse_noun_phrase(
             continue
         break
     # Without an article an adjective chain must open its phrase: after a preposition,
-    # "und" or the clause start ("mit jungen Ärzten"), not after a verb ("wir helfen
-    # Kollegen").
+    # "und", a copula, a pronoun or other word that is no verb, or the clause start ("mit
+    # jungen Ärzten", "ist staatlich geprüfter Krankenpfleger", "wurde sie medizinische
+    # Wissenschaftlerin", "jetzt staatlich geprüfte"), or after a
+    # noun in a copula's clause ("ist seit Jahren medizinischer Wissenschaftler"); not
+    # after another verb ("wir helfen Kollegen").
     if (
         article is None
         and adjectives
         and not tokens.clause_start(j + 1)
         and lowers[j] not in _OPENERS
+        and lowers[j] not in COPULAS
+        and lowers[j] not in _NON_VERB_OPENERS
+        and not (words[j][:1].isupper() and copula_before(tokens, j, COPULAS))
     ):
         adjectives = []
     slots = reading.phrase_slots
@@ -191,7 +179,9 @@ def analyse_noun_phrase(
         for adjective in [*adjectives, i] if inflected else adjectives:
             word = words[adjective]
             slots = {slot for slot in slots if word.endswith(endings[slot])}
-    start = article if article is not None else (adjectives[-1] if adjectives else i)
+    # The phrase starts at its article, else at its first adverb or adjective ("als
+    # staatlich geprüfte Krankenpflegerin" starts at "staatlich").
+    start = article if article is not None else (j + 1 if adjectives else i)
     following = lowers[i + 1] if i + 1 < len(words) and gaps[i + 1].isspace() else ""
     if (
         following in _FINITE_VERBS
@@ -213,7 +203,7 @@ def analyse_noun_phrase(
     if article is None and len({slot[1] for slot in slots}) == 2:
         # A bare singular count noun is predicative ("ist Lehrer", "als Kollege"); any
         # other bare form that can be plural is plural ("Lehrer verdienen wenig").
-        predicative = _copula_before(tokens, start)
+        predicative = copula_before(tokens, start) or singular_copula_after(tokens, i)
         slots = {slot for slot in slots if (slot[1] == "sg") == predicative}
     if (
         target is not None
@@ -222,105 +212,8 @@ def analyse_noun_phrase(
         and len({(slot[1], target.get(slot[1:])) for slot in slots}) == 1
     ):
         return NounPhrase(i, article, adjectives, min(slots), reading)
-    slot = _choose_slot(tokens, start, slots, preposition, names, bare=article is None)
+    slot = choose_slot(tokens, start, i, slots, preposition, names, bare=article is None)
     return NounPhrase(i, article, adjectives, slot, reading)
-
-
-def _choose_slot(
-    tokens: Tokens,
-    start: int,
-    slots: set[Slot],
-    preposition: str,
-    names: dict[str, str],
-    *,
-    bare: bool,
-) -> Slot:
-    """Picks one slot when the forms leave several, from the preposition and the clause."""
-    if len(slots) == 1:
-        return next(iter(slots))
-
-    singular_first = sorted(slots, key=lambda slot: slot[1] == "pl")
-
-    def pick(*cases: str) -> Slot | None:
-        for case in cases:
-            for slot in singular_first:
-                if slot[2] == case:
-                    return slot
-        return None
-
-    if preposition in GEN_PREPOSITIONS:
-        chosen = pick("gen", "dat")
-    elif preposition in DAT_PREPOSITIONS:
-        # "mit den Kollegen": after a dative preposition "den" is plural.
-        chosen = pick("dat")
-        plural = [slot for slot in slots if slot[2] == "dat" and slot[1] == "pl"]
-        if plural and not any(s[2] == "dat" and s[1] == "sg" for s in slots):
-            chosen = plural[0]
-    elif preposition in ACC_PREPOSITIONS:
-        chosen = pick("acc")
-    elif preposition in TWO_WAY_PREPOSITIONS:
-        chosen = pick("dat", "acc")
-    else:
-        previous = tokens.words[start - 1] if start > 0 else ""
-        after_noun = (
-            start > 0
-            and previous[:1].isupper()
-            and tokens.adjacent(start)
-            and previous not in names
-        )
-        subject_start = start
-        if tokens.lower(start - 1) in COORDINATORS and start > 1 and tokens.adjacent(start - 1):
-            # "der König und seine Tochter": the second conjunct has the first one's case.
-            subject_start = _phrase_start(tokens, start - 2)
-        if _dative_verb_before(tokens, start):
-            chosen = pick("dat", "acc", "nom", "gen")
-        elif after_noun and not bare:
-            # "das Auto des Arztes"; a bare noun after a noun is no genitive ("seit zehn
-            # Jahren Lehrerin").
-            chosen = pick("gen", "dat", "nom", "acc")
-        elif has_subject_before(tokens, subject_start, names):
-            chosen = pick("acc", "dat", "nom", "gen")
-        else:
-            chosen = pick("nom", "dat", "acc", "gen")
-    return chosen or sorted(slots)[0]
-
-
-def _phrase_start(tokens: Tokens, j: int) -> int:
-    """The first word of the phrase ending at word ``j`` (its article, if near)."""
-    for k in range(j, max(-1, j - 4), -1):
-        if parse_article(tokens.lower(k)) is not None:
-            return k
-        if not tokens.adjacent(k):
-            break
-    return j
-
-
-def _copula_before(tokens: Tokens, start: int) -> bool:
-    """A copula or "als" earlier in the clause ("ist seit Jahren Lehrer")."""
-    j = start - 1
-    while j >= 0:
-        if tokens.lower(j) in PREDICATIVE:
-            return True
-        if tokens.clause_start(j):
-            return False
-        j -= 1
-    return False
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _is_dative_verb(word: str) -> bool:
-    return DATIVE_VERBS.fullmatch(word) is not None
-
-
-def _dative_verb_before(tokens: Tokens, start: int) -> bool:
-    j = start - 1
-    while j >= 0:
-        if _is_dative_verb(tokens.lowers[j]):
-            return True
-        if tokens.clause_start(j):
-            return False
-        j -= 1
-    return False
 
 
 def declension(tokens: Tokens, phrase: NounPhrase) -> str:

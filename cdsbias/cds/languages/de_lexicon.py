@@ -132,6 +132,18 @@ ADJECTIVAL_STEMS = word_set(
     Reisend Verstorben Verletzt Krank Beschuldigt Angeklagt Verdächtig Jugendlich Gefangen
     Obdachlos Arbeitslos Selbstständig"""
 )
+# Person-noun suffixes that form their feminine with -in productively, and the lexicon
+# pair whose paradigm a word the lexicon lacks takes (*Fakturist* like *Polizist*,
+# *Phlebologe* like *Biologe*, *Dentalhygieniker* like *Techniker*, *Installateur* like
+# *Monteur*). Nouns of the lexicon that end like them but are no persons (*Liste*,
+# *Geist*, *Monolog*) are listed in ``de/person_suffix_exceptions.txt``.
+PERSON_SUFFIXES = {"ist": "Polizist", "ologe": "Biologe", "iker": "Techniker", "eur": "Monteur"}
+# A word takes a suffix's paradigm only with this many letters before the suffix
+# (*Fakturist*, not *Zwist*).
+SUFFIX_STEM_LETTERS = 4
+# The shortest exception that scripts/build_german_lexicon.py may write as an ending
+# (*-geist* blocks *Zeitgeist*; *rist* only itself, not *Fakturist*).
+EXCEPTION_ENDING_LETTERS = 5
 # Neutral or gender-fair words that are never touched even if they look gendered.
 NEVER_TOUCH = word_set(
     """Person Personen Mitglied Mitglieder Kind Kinder Mensch Menschen Leute Eltern"""
@@ -174,6 +186,13 @@ class GermanLexicon:
         ambiguous_names: Name -> ``"word"`` / ``"proper"``.
         heads: Lower-cased form (5+ letters) -> the form, for compounds the lexicon
             lacks ("Busmechaniker" = "Bus" + "mechaniker").
+        adjectival_stems: Pair index -> the stem of its adjectival masculine (*Beamt* of
+            *der Beamte / ein Beamter*), inflected like an adjective.
+        suffixes: Suffix form (*isten*, *ologin*) -> its readings, pairs whose cells are
+            suffix forms, for words the lexicon lacks (:data:`PERSON_SUFFIXES`).
+        suffix_exceptions: Lower-case endings of nouns that end like a person suffix but
+            are no persons (*geist*, *monologe*): words ending so are none.
+        suffix_exception_words: Such nouns as whole words (*rist*, *einkaufslisten*).
     """
 
     pairs: list[dict[str, dict[tuple[str, str], str]]]
@@ -182,11 +201,27 @@ class GermanLexicon:
     name_gender: dict[str, str]
     ambiguous_names: dict[str, str]
     heads: dict[str, str]
+    adjectival_stems: dict[int, str]
+    suffixes: dict[str, list[NounForm]]
+    suffix_exceptions: tuple[str, ...]
+    suffix_exception_words: frozenset[str]
 
 
-def _read_person_nouns(
-    path: Path,
-) -> tuple[list[dict[str, dict[tuple[str, str], str]]], dict[str, list[NounForm]]]:
+_ALL_SLOTS = frozenset((number, case) for number in NUMBERS for case in CASES)
+
+
+@dataclass(frozen=True)
+class PersonNouns:
+    """What ``person_nouns.tsv.gz`` holds (see :class:`GermanLexicon` for the fields)."""
+
+    pairs: list[dict[str, dict[tuple[str, str], str]]]
+    noun_forms: dict[str, list[NounForm]]
+    adjectival_stems: dict[int, str]
+
+
+def _read_person_nouns(path: Path) -> PersonNouns:
+    """Reads the pairs; kind ``adjectival`` rows give their masculine stem, a kind
+    ending in ``<`` (``>``) looks up only the feminine (masculine) forms."""
     try:
         raw = path.read_bytes()
         # The lexicon ships gzip-compressed (1 MB of text); test fixtures may be plain.
@@ -196,6 +231,7 @@ def _read_person_nouns(
     slots = [(number, case) for number in NUMBERS for case in CASES]
     pairs: list[dict[str, dict[tuple[str, str], str]]] = []
     readings: dict[tuple[str, int, str], set] = {}
+    adjectival_stems: dict[int, str] = {}
     for line_number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -203,6 +239,11 @@ def _read_person_nouns(
         if len(cells) != 17 or not cells[0] or not cells[8]:
             raise CdsbiasError(f"{path}:{line_number}: expected 16 forms and a kind")
         pair = len(pairs)
+        kind = cells[16]
+        looked_up = {"<": ("f",), ">": ("m",)}.get(kind[-1:], ("m", "f"))
+        adjectival = kind.rstrip("<>") == "adjectival"
+        if adjectival:  # "Beamter|Beamte": the strong form, less its ending
+            adjectival_stems[pair] = cells[0].split("|")[0][:-2]
         entry: dict[str, dict[tuple[str, str], str]] = {"m": {}, "f": {}}
         for gender, offset in (("m", 0), ("f", 8)):
             for slot, cell in zip(slots, cells[offset : offset + 8], strict=True):
@@ -210,15 +251,45 @@ def _read_person_nouns(
                     continue
                 variants = cell.split("|")
                 entry[gender][slot] = variants[0]
+                if gender not in looked_up:
+                    continue
                 for form in variants:
-                    readings.setdefault((form, pair, gender), set()).add(slot)
+                    # An adjectival form may fill any slot its ending fits (checked
+                    # against the article, like an adjective's).
+                    filled = _ALL_SLOTS if adjectival and gender == "m" else (slot,)
+                    readings.setdefault((form, pair, gender), set()).update(filled)
         pairs.append(entry)
     noun_forms: dict[str, list[NounForm]] = {}
     for (form, pair, gender), form_slots in readings.items():
         if form in NEVER_TOUCH:
             continue
         noun_forms.setdefault(form, []).append(NounForm(pair, gender, frozenset(form_slots)))
-    return pairs, noun_forms
+    return PersonNouns(pairs, noun_forms, adjectival_stems)
+
+
+def _suffix_pairs(
+    nouns: PersonNouns,
+) -> tuple[list[dict[str, dict[tuple[str, str], str]]], dict[str, list[NounForm]]]:
+    """Pairs of suffix forms (*ist / isten* <-> *istin / istinnen*) cut from the model
+    pairs of :data:`PERSON_SUFFIXES`, numbered after the lexicon's pairs."""
+    pairs: list[dict[str, dict[tuple[str, str], str]]] = []
+    readings: dict[str, list[NounForm]] = {}
+    for suffix, model in PERSON_SUFFIXES.items():
+        (reading,) = [r for r in nouns.noun_forms[model] if r.gender == "m"]
+        cut = len(model) - len(suffix)
+        cells = {
+            gender: {slot: form[cut:] for slot, form in forms.items()}
+            for gender, forms in nouns.pairs[reading.pair].items()
+        }
+        pair = len(nouns.pairs) + len(pairs)
+        pairs.append(cells)
+        for gender, forms in cells.items():
+            by_form: dict[str, set] = {}
+            for slot, form in forms.items():
+                by_form.setdefault(form, set()).add(slot)
+            for form, form_slots in by_form.items():
+                readings.setdefault(form, []).append(NounForm(pair, gender, frozenset(form_slots)))
+    return pairs, readings
 
 
 @functools.lru_cache(maxsize=2)
@@ -228,7 +299,18 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
     Raises:
         CdsbiasError: A file is missing, not UTF-8 or malformed (``file:line: problem``).
     """
-    pairs, noun_forms = _read_person_nouns(resource_path("de/person_nouns.tsv.gz"))
+    nouns = _read_person_nouns(resource_path("de/person_nouns.tsv.gz"))
+    suffix_pairs, suffixes = _suffix_pairs(nouns)
+    exceptions_path = resource_path("de/person_suffix_exceptions.txt")
+    try:
+        exceptions = tuple(
+            line.strip()
+            for line in exceptions_path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        )
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CdsbiasError(f"German word list {exceptions_path} cannot be read ({exc})") from None
+    noun_forms = nouns.noun_forms
     name_map: dict[str, str] = {}
     name_gender: dict[str, str] = {}
     ambiguous: dict[str, str] = {}
@@ -241,4 +323,15 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
                 name_gender[male], name_gender[female] = "m", "f"
         ambiguous = load_ambiguous_names(resource_path("de/ambiguous_given_names.tsv"))
     heads = {form.lower(): form for form in noun_forms if len(form) >= 5}
-    return GermanLexicon(pairs, noun_forms, name_map, name_gender, ambiguous, heads)
+    return GermanLexicon(
+        nouns.pairs + suffix_pairs,
+        noun_forms,
+        name_map,
+        name_gender,
+        ambiguous,
+        heads,
+        nouns.adjectival_stems,
+        suffixes,
+        tuple(entry[1:] for entry in exceptions if entry.startswith("-")),
+        frozenset(entry for entry in exceptions if not entry.startswith("-")),
+    )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.base import Skip
-from cdsbias.cds.languages.de_agreement import has_subject_before
+from cdsbias.cds.languages.de_case import has_subject_before
 from cdsbias.cds.languages.de_lexicon import (
     ACC_PREPOSITIONS,
     DAT_PREPOSITIONS,
