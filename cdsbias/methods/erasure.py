@@ -152,6 +152,11 @@ def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -
     points the male way); a component orthogonal to it has its largest coordinate made
     positive. The projection does not depend on these signs.
 
+    A consequence of the L2 normalisation (kept for parity): a gender shift ``h ± s·u``
+    that changes a state's length (``⟨h, u⟩ ≠ 0``) gives normalised differences with a
+    part along ``h`` too, so the first component leans off ``u`` by a few degrees; the
+    projection then leaves a small part of the shift in place.
+
     Args:
         male: ``[n, d]`` embeddings of the male side of each pair.
         female: ``[n, d]`` embeddings of the female side, row-aligned with ``male``.
