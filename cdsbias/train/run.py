@@ -214,6 +214,8 @@ def run(recipe: Recipe) -> Path:
             main_print(note)
     method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
+    if plan.changes_scoring:  # a decoding rule (Self-Debias): its inputs must fit the model
+        check_scoring_inputs(recipe, benchmarks, model, tokenizer)
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
             data = build_streaming_data(
@@ -279,6 +281,22 @@ def run(recipe: Recipe) -> Path:
             where = runs[-1] if runs else folder.path / "wandb"
             main_print(f"W&B ran offline: upload with `wandb sync {where}`")
     return folder.path
+
+
+def check_scoring_inputs(recipe: Recipe, benchmarks: list[Any], model: Any, tokenizer: Any) -> None:
+    """Checks, before the run writes anything, that the benchmarks' inputs fit the model
+    as the post-hoc point's scorer (:meth:`MethodPlan.wrap_scorer`) will build them
+    (:func:`cdsbias.benchmarks.long_rows.check_inputs_fit`: a Self-Debias prefix)."""
+    from cdsbias.benchmarks.long_rows import check_inputs_fit
+    from cdsbias.scoring import MaskedLMScorer
+
+    plan = recipe.method
+    scored = plan.scoring_model(model)
+    scorer = MaskedLMScorer(
+        scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
+        device=next(scored.parameters()).device,
+    )  # fmt: skip
+    check_inputs_fit(benchmarks, plan.wrap_scorer(scorer))
 
 
 def corpus_texts(documents: Any, recipe: Recipe) -> Any:
