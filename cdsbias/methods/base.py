@@ -113,6 +113,11 @@ class Method:
     #: ``posthoc`` role: whether :meth:`after_training` changes saved weights (e.g. folds a
     #: projection into the MLM head), so the run must save full weights.
     edits_weights: ClassVar[bool] = False
+    #: Files of a method that acts *on top of* the loaded model, e.g. a forward hook
+    #: (``posthoc_apply: hook``): a folder that holds them (:meth:`holds`) is loaded as usual
+    #: (full weights or another method's files), then :meth:`attach` adds the method, and
+    #: :meth:`usage` continues the card's loading code. ``()``: nothing to attach.
+    attached_files: ClassVar[tuple[str, ...]] = ()
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False
@@ -279,7 +284,9 @@ class Method:
 
     @classmethod
     def usage(cls, repo_id: str, base: str | None, tokenizer_from: str | None) -> list[str]:
-        """The model card's "How to use" text and code for a published adapter."""
+        """The model card's "How to use" text and code for a published adapter; for a
+        method with :attr:`attached_files`, lines of Python that continue the card's
+        loading code (``model`` is loaded) and attach it."""
         return []
 
 

@@ -309,3 +309,13 @@ def saved_methods() -> list[type[Method]]:
 
     load_all()
     return [cls for cls in REGISTRY.values() if cls.files()]
+
+
+def attached_methods(folder: str | Path) -> list[type[Method]]:
+    """The methods to attach on top of the model ``folder`` holds (e.g. a forward hook a
+    ``posthoc_apply: hook`` run saved beside its weights; see :attr:`Method.attached_files`)."""
+    from cdsbias.methods import load_all
+
+    load_all()
+    folder = Path(folder)
+    return [cls for cls in REGISTRY.values() if cls.attached_files and cls.holds(folder)]
