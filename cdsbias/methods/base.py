@@ -160,7 +160,13 @@ class Method:
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> str | None:
         """Reads the training corpus before training (e.g. a loss term's example sentences).
 
@@ -170,6 +176,10 @@ class Method:
             tokenizer: The model's tokenizer.
             model: The prepared model (:meth:`prepare`).
             max_length: The longest input the model takes (special tokens included).
+            original: None, or when ``model`` is not the run's original model (a resumed
+                run loaded its checkpoint's weights) a function returning the original
+                (loaded again from ``model_name_or_path``), e.g. for a term that compares
+                with it.
 
         Returns:
             A line for the run's log (e.g. the memory a frozen copy takes), or None.

@@ -91,11 +91,20 @@ class MethodPlan:
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> list[str]:
-        """Lets the methods read the corpus before training; returns their log lines."""
+        """Lets the methods read the corpus before training; returns their log lines
+        (``original``: see :meth:`Method.prepare_data`)."""
         notes = [
-            method.prepare_data(documents, tokenizer, model, max_length=max_length)
+            method.prepare_data(
+                documents, tokenizer, model, max_length=max_length, original=original
+            )
             for method in self.methods
         ]
         return [note for note in notes if note]

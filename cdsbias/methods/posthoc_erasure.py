@@ -125,7 +125,13 @@ class ErasureMethod(Method):
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> str | None:
         """Checks before training that the corpus gives the fit its sentences (no word pair
         found, too few sentences per class: one line naming the counts found)."""

@@ -210,7 +210,13 @@ def run(recipe: Recipe) -> Path:
 
         limit = input_limit(plan.scoring_model(model), tokenizer)
         texts = corpus_texts(documents, recipe)
-        for note in plan.prepare_data(texts(), tokenizer, model, max_length=limit):
+        # A resumed run whose model was loaded from its checkpoint: a method that compares
+        # with the original model (Context-Debias's frozen copy) loads it again.
+        original = None
+        if resume is not None and plan.weights.resumes_from_weights:
+            original = lambda: build_model(recipe, None, documents)[0]  # noqa: E731
+        notes = plan.prepare_data(texts(), tokenizer, model, max_length=limit, original=original)
+        for note in notes:
             main_print(note)
     method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
