@@ -211,3 +211,32 @@ def test_bad_inputs_fail_before_anything_is_written(tmp_path, becpro, base, monk
         message
     )
     assert "posthoc_apply: hook" in message
+
+
+def test_only_the_main_process_writes_the_fit(tmp_path, base):
+    """The fit a process receives (``context.fit``) is applied on every process; the record
+    and map are written by the main process only (a multi-process launch: see
+    test_train_distributed.py for the fit itself running once)."""
+    import numpy as np
+
+    from cdsbias.methods.base import PosthocContext
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    size = AutoModelForMaskedLM.from_pretrained(base).config.hidden_size
+    u = np.zeros(size)
+    u[0] = 1.0
+    erasure = AffineErasure("inlp", np.eye(size) - np.outer(u, u), np.zeros(size), 1)
+    for main, folder in ((False, tmp_path / "other"), (True, tmp_path / "main")):
+        folder.mkdir()
+        model = AutoModelForMaskedLM.from_pretrained(base).eval()
+        method = plan_from_values({"posthoc_method": "inlp"}).posthoc
+        context = PosthocContext(documents=None, tokenizer=tokenizer, scorer=None,
+                                 folder=RunFolder(folder), fit=lambda *_, **__: erasure,
+                                 main_process=main)  # fmt: skip
+        folded = method.after_training(model, context)
+        hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
+        hook(hooked, erasure)
+        assert float((logits(folded, tokenizer) - logits(hooked, tokenizer)).abs().max()) < 1e-5
+        assert sorted(p.name for p in folder.iterdir()) == (
+            sorted([ERASURE_RECORD, "posthoc_erasure.safetensors"]) if main else []
+        )

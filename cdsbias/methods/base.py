@@ -55,6 +55,9 @@ class PosthocContext:
             (:func:`cdsbias.train.posthoc_fit.fit_posthoc`, built by the train layer: a
             method imports neither train nor scoring).
         seed: The run's seed.
+        main_process: Whether this process writes the run folder (one process of a
+            multi-process launch; ``fit`` already runs there only and hands its result to
+            every process).
     """
 
     documents: Any
@@ -63,6 +66,7 @@ class PosthocContext:
     folder: Any
     fit: Any = None
     seed: int = 0
+    main_process: bool = True
 
 
 @dataclass

@@ -17,6 +17,8 @@ then
   :meth:`ErasureMethod.attach`), so it scores what the run's post-hoc point scored, and a
   published card's loading code attaches it (:meth:`ErasureMethod.usage`).
 
+Under a multi-process launch the fit runs once, on the main process, and every process
+applies the map it hands them (``context.fit``); the main process writes the record.
 The fit is recorded in the run folder (``posthoc_fit.json``: method, word-list source and
 hash, sentences per class, per-iteration dev accuracy, rank removed, seconds; beside it the
 map, ``posthoc_erasure.safetensors``), and its cost (fit seconds, directions removed) in
@@ -156,8 +158,10 @@ class ErasureMethod(Method):
             fold(model, erasure)
         else:
             hook(model, erasure)
-        # The record (RunFolder.fit_record) and the map itself, to re-apply or re-attach it.
-        erasure.save(context.folder.path)
+        # The record (RunFolder.fit_record) and the map itself, to re-apply or re-attach it;
+        # written once, by the process that writes the run folder.
+        if context.main_process:
+            erasure.save(context.folder.path)
         self.erasure = erasure
         return model
 

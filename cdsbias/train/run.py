@@ -334,13 +334,28 @@ def apply_posthoc(
         device=next(scored.parameters()).device,
     )  # fmt: skip
     texts, seed = corpus_texts(documents, recipe), recipe.training.seed
+    main = is_main_process()
 
     def fit(method: str, **arguments: Any) -> Any:
-        return fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
+        # One fit, on the main process (every rank would encode the same sentences and fit
+        # the same map); the others receive it, or the fit's error, and raise it too.
+        from accelerate.utils import broadcast_object_list
+
+        fitted: Any = None
+        if main:
+            try:
+                fitted = fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
+            except CdsbiasError as exc:
+                fitted = exc
+        fitted = broadcast_object_list([fitted])[0]
+        if isinstance(fitted, CdsbiasError):
+            raise fitted
+        return fitted
 
     context = PosthocContext(
-        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed
-    )
+        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed,
+        main_process=main,
+    )  # fmt: skip
     model = plan.after_training(model, context)
     callback.evaluate(recipe.training, trainer.state, model, posthoc=True)
     return model
