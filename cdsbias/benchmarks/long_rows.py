@@ -110,7 +110,15 @@ def check_inputs_fit(benchmarks: list[Any], scorer: MaskedLMScorer) -> None:
         }
         if not texts:
             continue
-        length, longest = max((len(scorer.encode(text)), text) for text in texts)
+        # A token spans at least one byte of its text (SentencePiece may add one word
+        # marker in front): a text of at most limit - prefix - special tokens - 1 bytes
+        # fits for sure and is never tokenized (with 512 positions, nearly every text), so
+        # only the texts that may not fit are encoded, and the longest of them is reported.
+        room = limit - extra - len(frame) - 1
+        maybe = [text for text in texts if len(text.encode("utf-8")) > room]
+        if not maybe:
+            continue
+        length, longest = max((len(scorer.encode(text)), text) for text in maybe)
         if length + extra > limit:
             from cdsbias.scoring.encoding import shorten  # numpy via the scorer: error path
 
