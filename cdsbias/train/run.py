@@ -210,12 +210,17 @@ def run(recipe: Recipe) -> Path:
 
         limit = input_limit(plan.scoring_model(model), tokenizer)
         texts = corpus_texts(documents, recipe)
+
+        def original() -> Any:
+            """The run's original model, as a fresh run builds it (``model_name_or_path``)."""
+            return build_model(recipe, None, documents)[0]
+
         # A resumed run whose model was loaded from its checkpoint: a method that compares
         # with the original model (Context-Debias's frozen copy) loads it again.
-        original = None
-        if resume is not None and plan.weights.resumes_from_weights:
-            original = lambda: build_model(recipe, None, documents)[0]  # noqa: E731
-        notes = plan.prepare_data(texts(), tokenizer, model, max_length=limit, original=original)
+        again = resume is not None and plan.weights.resumes_from_weights
+        notes = plan.prepare_data(
+            texts(), tokenizer, model, max_length=limit, original=original if again else None
+        )
         for note in notes:
             main_print(note)
     method = plan.summary(model, tokenizer)
@@ -325,7 +330,7 @@ def apply_posthoc(
     ``bias_metrics.jsonl``); returns the model to save."""
     from cdsbias.methods.base import PosthocContext
     from cdsbias.scoring import MaskedLMScorer
-    from cdsbias.train.posthoc_fit import fit_posthoc
+    from cdsbias.train.posthoc_fit import main_process_fit
 
     plan = recipe.method
     scored = plan.scoring_model(model)
@@ -335,23 +340,7 @@ def apply_posthoc(
     )  # fmt: skip
     texts, seed = corpus_texts(documents, recipe), recipe.training.seed
     main = is_main_process()
-
-    def fit(method: str, **arguments: Any) -> Any:
-        # One fit, on the main process (every rank would encode the same sentences and fit
-        # the same map); the others receive it, or the fit's error, and raise it too.
-        from accelerate.utils import broadcast_object_list
-
-        fitted: Any = None
-        if main:
-            try:
-                fitted = fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
-            except CdsbiasError as exc:
-                fitted = exc
-        fitted = broadcast_object_list([fitted])[0]
-        if isinstance(fitted, CdsbiasError):
-            raise fitted
-        return fitted
-
+    fit = main_process_fit(scorer, texts, seed=seed, main=main)
     context = PosthocContext(
         documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed,
         main_process=main,
