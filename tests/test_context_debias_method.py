@@ -167,3 +167,42 @@ def test_a_run_logs_both_terms(tmp_path, becpro, bert):
     assert all(entry["debias/preserve"] >= 0 for entry in logged)
     recipe = (run / "recipe.yaml").read_text()
     assert "debias_loss: context_debias" in recipe
+
+
+def test_a_resumed_full_weights_run_keeps_the_original_model(tmp_path, becpro, bert):
+    """Resumed at step 2, the run's terms at steps 3 and 4 are the uninterrupted run's: the
+    frozen copy and the attribute vectors come from model_name_or_path, not from the
+    checkpoint (which made the first resumed preservation term exactly 0).
+
+    Every step reads every example (pools of at most 8 stereotype and 16 attribute
+    sentences, batches of 64) and the model has no dropout, so a step's terms depend only
+    on the weights; the resumed run's shuffled order changes float sums only (1e-5).
+    """
+    import shutil
+
+    from cdsbias.methods.context_debias import ContextDebias
+
+    base = tmp_path / "base"
+    shutil.copytree(bert, base)
+    config = json.loads((base / "config.json").read_text())
+    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    (base / "config.json").write_text(json.dumps(config))
+    keys = [f"{k}={json.dumps(v)}" for k, v in ContextDebias.example.items()]
+    keys += ["context_debias_batch_size=64", "context_debias_max_sentences=8",
+             "max_steps=4", "save_steps=2", "logging_steps=1"]  # fmt: skip
+    whole = fine_tune(tmp_path / "whole", becpro, base, *keys)
+    resumed = tmp_path / "resumed"
+    shutil.copytree(whole, resumed, ignore=shutil.ignore_patterns("checkpoint-4"))
+    fine_tune(resumed, becpro, base, *keys, "resume_from_checkpoint=true")
+
+    def terms(run):
+        history = json.loads((run / "trainer_state.json").read_text())["log_history"]
+        return {e["step"]: (e["debias/debias"], e["debias/preserve"])
+                for e in history if "debias/preserve" in e}  # fmt: skip
+
+    uninterrupted, after_resume = terms(whole), terms(resumed)
+    assert set(uninterrupted) == {1, 2, 3, 4} and {3, 4} <= set(after_resume)
+    assert uninterrupted[1][1] == 0.0  # step 1: the model is still the original
+    assert after_resume[3][1] > 1e-3 * uninterrupted[3][1] > 0  # not the checkpoint's 0
+    for step in (3, 4):
+        assert after_resume[step] == pytest.approx(uninterrupted[step], rel=1e-5)

@@ -145,3 +145,46 @@ def test_bad_input_is_one_line():
         sentence_debias_subspace(x[:5], x[:6])
     with pytest.raises(CdsbiasError, match="sentence_debias_components"):
         sentence_debias_subspace(x[:5], x[5:10], k=0)
+
+
+def test_inlp_warns_when_its_iterations_can_erase_every_direction():
+    """bias-bench's 80 iterations on a 128-wide model (the demo's): 80 × 2 ≥ 128 warns and
+    names the fix; on 768 dimensions (its own setting) it does not."""
+    import warnings
+
+    from transformers import BertConfig, BertForMaskedLM
+
+    from cdsbias.methods import plan_from_values
+    from cdsbias.methods.erasure import InlpCapacityWarning, inlp_capacity
+
+    assert inlp_capacity(80, 3, 768) is None
+    assert inlp_capacity(63, 3, 128) is None  # 126 < 128
+    text = inlp_capacity(80, 3, 128)
+    assert "removes at least 160 directions" in text and "only 128" in text
+    assert "inlp_iterations" in text and "e.g. 13" in text  # round(80 · 128 / 768)
+    assert "80 is for 768 dimensions" in inlp_capacity(64, 3, 128)  # 128 ≥ 128
+    plan = plan_from_values({"posthoc_method": "inlp"})
+    small = BertForMaskedLM(BertConfig(vocab_size=30, hidden_size=128, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=32))  # fmt: skip
+    with pytest.warns(InlpCapacityWarning, match="set inlp_iterations lower"):
+        plan.prepare(small)  # before training: nothing fitted or written yet
+    scaled = plan_from_values({"posthoc_method": "inlp", "inlp_iterations": 13})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InlpCapacityWarning)
+        scaled.prepare(small)  # 13 × 2 = 26 < 128
+
+
+def test_inlp_records_the_dimensions_that_remain():
+    """D = 48, three classes: 24 iterations × 2 ≥ 48 warns at the fit; the record says how
+    many of the 48 directions are left (d − rank removed, every row counted)."""
+    x, y, _ = planted(n=60)
+    from cdsbias.methods.erasure import InlpCapacityWarning
+
+    few = inlp_projection(x, y, iterations=2)
+    assert few.details["dimensions_remaining"] == D - few.rank_removed
+    assert few.details["dimensions_remaining"] == np.linalg.matrix_rank(few.projection)
+    with pytest.warns(InlpCapacityWarning, match="only 48"):
+        many = inlp_projection(x, y, iterations=24)
+    assert many.rank_removed > 40  # up to 3 a round: nearly everything is gone
+    assert many.details["dimensions_remaining"] == D - many.rank_removed
+    assert many.record()["details"]["dimensions_remaining"] < 8

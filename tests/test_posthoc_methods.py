@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 import torch
 from tests_helpers import SMOKE, fine_tune, overrides
@@ -68,9 +69,15 @@ def test_posthoc_only_inlp_folds_what_it_fitted_and_records_it(inlp_run, base):
     assert info["label"] == "INLP (fold), no training"
 
 
-def test_hook_mode_keeps_the_weights_and_scores_through_the_hook(tmp_path, becpro, base):
-    out = fine_tune(tmp_path / "run", becpro, base, "posthoc_method=leace",
-                    "posthoc_apply=hook", "posthoc_only=true", *PRONOUNS)  # fmt: skip
+@pytest.fixture(scope="module")
+def hook_run(tmp_path_factory, becpro, base):
+    out = tmp_path_factory.mktemp("hook") / "run"
+    return fine_tune(out, becpro, base, "posthoc_method=leace", "posthoc_apply=hook",
+                     "posthoc_only=true", *PRONOUNS)  # fmt: skip
+
+
+def test_hook_mode_keeps_the_weights_and_scores_through_the_hook(hook_run, base):
+    out = hook_run
     record = RunFolder(out).fit_record()
     assert record["method"] == "leace" and record["details"]["posthoc_apply"] == "hook"
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -79,6 +86,65 @@ def test_hook_mode_keeps_the_weights_and_scores_through_the_hook(tmp_path, becpr
     assert torch.equal(logits(saved, tokenizer), logits(plain, tokenizer))  # hook not saved
     before, after = RunFolder(out).points()
     assert before["benchmarks"]["becpro"]["metrics"] != after["benchmarks"]["becpro"]["metrics"]
+
+
+def test_evaluate_of_a_hook_run_reattaches_the_hook(hook_run, becpro, base, tmp_path):
+    """`cdsbias evaluate RUN` scores what the callback's post-hoc point scored, row for row
+    (the hook re-attached from posthoc_erasure.safetensors); its checkpoint-free weights
+    alone score the plain point."""
+    from cdsbias.cli import main as cli
+    from cdsbias.methods import attached_methods
+    from cdsbias.scoring import load_masked_lm
+
+    assert [m.name for m in attached_methods(hook_run)] == ["leace"]
+    out = tmp_path / "evaluate"
+    argv = ["evaluate", str(hook_run), "-b", "becpro", "--data", str(becpro), "--option",
+            "n_resamples=50", "--batch-size", "128", "--out", str(out), "--quiet"]  # fmt: skip
+    assert cli(argv) == 0
+    folder = RunFolder(hook_run)
+    ours = pd.read_csv(out / "becpro" / "rows.tsv", sep="\t")
+    after = pd.read_csv(folder.results_dir(0, posthoc=True) / "becpro" / "rows.tsv", sep="\t")
+    before = pd.read_csv(folder.results_dir(0) / "becpro" / "rows.tsv", sep="\t")
+    for column in ("p_tm", "p_tam", "association"):
+        assert ours[column].tolist() == after[column].tolist()
+    assert ours["association"].tolist() != before["association"].tolist()
+    drop = ("model", "step")  # each side names what it scored
+    ours, stored = (json.loads((where / "becpro" / "summary.json").read_text())
+                    for where in (out, folder.results_dir(0, posthoc=True)))  # fmt: skip
+    assert {k: v for k, v in ours.items() if k not in drop} == {
+        k: v for k, v in stored.items() if k not in drop
+    }
+    # The hooked model's logits are the base model's with the saved map hooked on.
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    loaded, _ = load_masked_lm(hook_run, progress=False)
+    hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
+    hook(hooked, AffineErasure.load(hook_run))
+    assert torch.equal(logits(loaded, tokenizer), logits(hooked, tokenizer))
+
+
+def test_a_hook_run_publishes_the_map_and_its_card_attaches_it(
+    hook_run, base, tmp_path, monkeypatch
+):
+    from huggingface_hub import ModelCard
+    from test_publish_adapters import run_card_code
+
+    from cdsbias.cli import main as cli
+    from cdsbias.methods.erasure import ERASURE_FILE
+    from cdsbias.scoring import load_masked_lm
+
+    out = tmp_path / "published"
+    assert cli(["publish", str(hook_run), "--repo-id", "org/hooked", "--dry-run", "--out",
+                str(out)]) == 0  # fmt: skip
+    assert (out / ERASURE_FILE).read_bytes() == (hook_run / ERASURE_FILE).read_bytes()
+    card = ModelCard.load(out / "README.md")
+    assert "register_forward_hook(erase)" in card.text
+    model, tokenizer = run_card_code(card.text, {"org/hooked": out}, tmp_path / "hub",
+                                     monkeypatch)  # fmt: skip
+    reference, _ = load_masked_lm(hook_run, progress=False)
+    expected = logits(reference, tokenizer)
+    assert torch.equal(logits(model.eval(), tokenizer), expected)
+    plain = AutoModelForMaskedLM.from_pretrained(out).eval()  # the hook is not in the weights
+    assert float((logits(plain, tokenizer) - expected).abs().max()) > 1e-4
 
 
 def test_sentence_debias_after_training(tmp_path, becpro, base):
@@ -145,3 +211,32 @@ def test_bad_inputs_fail_before_anything_is_written(tmp_path, becpro, base, monk
         message
     )
     assert "posthoc_apply: hook" in message
+
+
+def test_only_the_main_process_writes_the_fit(tmp_path, base):
+    """The fit a process receives (``context.fit``) is applied on every process; the record
+    and map are written by the main process only (a multi-process launch: see
+    test_train_distributed.py for the fit itself running once)."""
+    import numpy as np
+
+    from cdsbias.methods.base import PosthocContext
+
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    size = AutoModelForMaskedLM.from_pretrained(base).config.hidden_size
+    u = np.zeros(size)
+    u[0] = 1.0
+    erasure = AffineErasure("inlp", np.eye(size) - np.outer(u, u), np.zeros(size), 1)
+    for main, folder in ((False, tmp_path / "other"), (True, tmp_path / "main")):
+        folder.mkdir()
+        model = AutoModelForMaskedLM.from_pretrained(base).eval()
+        method = plan_from_values({"posthoc_method": "inlp"}).posthoc
+        context = PosthocContext(documents=None, tokenizer=tokenizer, scorer=None,
+                                 folder=RunFolder(folder), fit=lambda *_, **__: erasure,
+                                 main_process=main)  # fmt: skip
+        folded = method.after_training(model, context)
+        hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
+        hook(hooked, erasure)
+        assert float((logits(folded, tokenizer) - logits(hooked, tokenizer)).abs().max()) < 1e-5
+        assert sorted(p.name for p in folder.iterdir()) == (
+            sorted([ERASURE_RECORD, "posthoc_erasure.safetensors"]) if main else []
+        )

@@ -128,3 +128,72 @@ def test_the_card_of_a_posthoc_only_run_shows_before_and_after(posthoc_run, tmp_
     assert "## Bias before (step 0) and after (step 0, post-hoc)" in card
     assert "- **Self-Debias**: the reported scores after it were read under Self-Debias" in card
     assert "Schick, T., Udupa, S., & Schütze, H. (2021)" in card
+
+
+# ------------------------------------------------------- a prefix too long for the model
+@pytest.fixture(scope="module")
+def short_bert(tmp_path_factory):
+    """The tiny BERT with 40 positions: BEC-Pro's longest text (33 tokens with the special
+    ones on this vocabulary) leaves room for a prefix of 7 pieces at most."""
+    from tiny_models import tiny_masked_lm
+
+    return tiny_masked_lm("bert", tmp_path_factory.mktemp("short") / "bert", max_positions=40)
+
+
+def lengths(model, becpro, prefix):
+    """Pieces of ``prefix`` as Self-Debias inserts it (WordPiece: the prefix alone) and
+    BEC-Pro's longest text with special tokens, counted with the tokenizer directly."""
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    rows = pd.read_csv(becpro, sep="\t")
+    texts = {v for column in rows.columns for v in rows[column] if isinstance(v, str)}
+    longest = max(len(tokenizer(text)["input_ids"]) for text in texts)
+    return len(tokenizer(prefix, add_special_tokens=False)["input_ids"]), longest
+
+
+def test_a_prefix_too_long_fails_before_evaluate_writes(short_bert, becpro, tmp_path, capsys):
+    prefix = "he she he she he she he she he she"  # 10 pieces: 33 + 10 > 40
+    extra, longest = lengths(short_bert, becpro, prefix)
+    assert (extra, longest) == (10, 33)
+    out = tmp_path / "out"
+    argv = ["evaluate", str(short_bert), "-b", "becpro", "--data", str(becpro), "--out",
+            str(out), "--quiet", "--self-debias", prefix]  # fmt: skip
+    assert cli(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and error.startswith("error: becpro: The Self-Debias prefix")
+    assert "is 33 (special tokens included): 43 with the prefix" in error
+    assert "accepts 40 at most" in error and "--self-debias PREFIX" in error
+    assert not out.exists()
+    fits = "he she he she he she he"  # 7 pieces: 33 + 7 = 40 passes the check
+    assert lengths(short_bert, becpro, fits)[0] == 7
+    argv[-1] = fits
+    assert cli(argv) == 0 and (out / "becpro" / "summary.json").is_file()
+
+
+def test_a_prefix_longer_than_the_model_fails_alone(short_bert, becpro, tmp_path, capsys):
+    prefix = " ".join(["he"] * 39)  # 39 pieces + [CLS] and [SEP] = 41 > 40
+    argv = ["evaluate", str(short_bert), "-b", "becpro", "--data", str(becpro), "--out",
+            str(tmp_path / "out"), "--quiet", "--self-debias", prefix]  # fmt: skip
+    assert cli(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == (
+        "error: The Self-Debias prefix is 39 tokens; with the model's 2 special tokens that "
+        "is 41, but the model accepts 40 at most: use a shorter prefix (self_debias_prefix "
+        "in a recipe, --self-debias PREFIX for cdsbias evaluate) or a model with more "
+        "positions (max_position_embeddings)."
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_with_a_prefix_too_long_fails_before_step_0(short_bert, becpro, tmp_path):
+    """Before the check the run scored and wrote step 0, then failed at its post-hoc point."""
+    from cdsbias.train.run import run
+
+    out = tmp_path / "run"
+    keys = overrides(out, becpro, "init_from_scratch=false", f"model_name_or_path={short_bert}",
+                     "self_debias=true", "posthoc_only=true",
+                     "self_debias_prefix='he she he she he she he she he she'")  # fmt: skip
+    with pytest.raises(CdsbiasError, match=r"^becpro: The Self-Debias prefix is 10 tokens.*"
+                       r"43 with the prefix, but the model accepts 40 at most; use a shorter "
+                       r"prefix \(self_debias_prefix"):  # fmt: skip
+        run(load_recipe(SMOKE, keys))
+    assert not out.exists()

@@ -89,3 +89,71 @@ def test_adapter_methods_train_on_two_processes(tmp_path, shared_data, zoo, meth
     single = BecPro().score(MaskedLMScorer(model, tokenizer, batch_size=128), BecPro().load())
     assert gathered["Sentence"].tolist() == single["Sentence"].tolist()
     np.testing.assert_allclose(gathered["association"], single["association"], atol=1e-6, rtol=0)
+
+
+SPY = """
+import os
+
+import cdsbias.train.posthoc_fit as posthoc_fit
+
+_fit = posthoc_fit.fit_posthoc
+
+
+def fit_posthoc(*args, **kwargs):
+    with open({log!r}, "a") as log:
+        log.write(os.environ.get("RANK", "?") + "\\n")
+    return _fit(*args, **kwargs)
+
+
+posthoc_fit.fit_posthoc = fit_posthoc
+"""
+
+
+def test_a_posthoc_fit_on_two_processes_is_fitted_once(tmp_path, becpro, zoo):
+    """INLP under a 2-process launch: the main process fits, the other receives the map;
+    the run folder holds one record and map, equal to a one-process run's, and both ranks
+    scored the folded model (the gathered post-hoc rows equal the one-process run's)."""
+    import json
+
+    from tests_helpers import overrides
+
+    from cdsbias.methods.erasure import ERASURE_FILE, ERASURE_RECORD, AffineErasure
+
+    def keys(out: Path) -> list[str]:
+        return [
+            "recipes/smoke.yaml",
+            *overrides(out, becpro, "init_from_scratch=false", f"model_name_or_path={zoo['bert']}",
+                       "posthoc_only=true", "posthoc_method=inlp", "inlp_iterations=3",
+                       "posthoc_word_pairs=pronoun_pairs.json",
+                       "posthoc_min_sentences_per_class=5", "report_to=none", "use_cpu=true"),
+        ]  # fmt: skip
+
+    # Each launched process records its rank when it fits (a sitecustomize wrapping
+    # fit_posthoc in the launched interpreters only): the main process alone may.
+    fits = tmp_path / "fits.txt"
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(SPY.format(log=str(fits)))
+    two, one = tmp_path / "two", tmp_path / "one"
+    path = os.pathsep.join([str(spy), str(REPO), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [*launcher(), "train.py", *keys(two)], cwd=REPO, capture_output=True, text=True,
+        timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert fits.read_text().split() == ["0"], "the fit ran on another rank too"
+    assert train_main(keys(one)) == 0
+    assert sorted(p.name for p in two.glob("posthoc_*")) == sorted([ERASURE_RECORD, ERASURE_FILE])
+    assert not list(two.glob("*.tmp*")) and not list(two.glob(".*tmp*"))
+    fitted, alone = AffineErasure.load(two), AffineErasure.load(one)
+    np.testing.assert_array_equal(fitted.projection, alone.projection)
+    record = json.loads((two / ERASURE_RECORD).read_text())
+    assert record["dev_accuracy"] == alone.dev_accuracy and record["rank_removed"] > 0
+    assert [(p["step"], bool(p.get("posthoc"))) for p in read_points(two)] == [
+        (0, False), (0, True)
+    ]  # fmt: skip
+    posthoc = Path("bias") / "step-0-posthoc" / "becpro" / "rows.tsv"
+    gathered = pd.read_csv(two / posthoc, sep="\t")
+    single = pd.read_csv(one / posthoc, sep="\t")
+    assert gathered["Sentence"].tolist() == single["Sentence"].tolist()
+    np.testing.assert_allclose(gathered["association"], single["association"], atol=1e-6, rtol=0)

@@ -64,3 +64,66 @@ def long_row_error(
         f"tokens long (special tokens included); the model accepts {error.max_length} at "
         "most. Remove or shorten that row, or use a model with more positions."
     )
+
+
+def check_inputs_fit(benchmarks: list[Any], scorer: MaskedLMScorer) -> None:
+    """Refuses, before anything is scored or written, a Self-Debias prefix that makes the
+    benchmarks' inputs longer than the model takes.
+
+    Self-Debias (``scorer.self_debias``) runs every input a second time with its prefix
+    inserted after the first special token (:mod:`cdsbias.scoring.self_debias`), so the
+    longest input grows by the prefix's pieces. Checked here, with the model's tokenizer:
+
+    * the prefix with the model's special tokens alone (exact: no input is shorter);
+    * each benchmark's longest row text (every text cell of its rows, special tokens
+      included, placeholders as masks) plus the prefix — the text a benchmark builds its
+      inputs from, an estimate of its longest input within a few pieces.
+
+    A scorer without Self-Debias (or with an empty prefix or λ = 0) is never refused.
+
+    Raises:
+        CdsbiasError: One line naming the benchmark (or the prefix alone), the lengths, the
+            model's limit and the fix: a shorter prefix or a model with more positions.
+    """
+    settings = getattr(scorer, "self_debias", None)
+    limit = scorer.max_length
+    if settings is None or settings.is_identity or limit is None:
+        return
+    tokenizer = scorer.tokenizer
+    frame = scorer.encode("")  # the special tokens every input carries
+    first = frame[0] if frame and frame[0] in set(tokenizer.all_special_ids) else None
+    extra = len(settings.prefix_ids(tokenizer, first))
+    fix = (
+        "use a shorter prefix (self_debias_prefix in a recipe, --self-debias PREFIX for "
+        "cdsbias evaluate) or a model with more positions (max_position_embeddings)"
+    )
+    what = f"The Self-Debias prefix is {extra} tokens"
+    if extra + len(frame) > limit:
+        raise CdsbiasError(
+            f"{what}; with the model's {len(frame)} special tokens that is "
+            f"{extra + len(frame)}, but the model accepts {limit} at most: {fix}."
+        )
+    for benchmark in benchmarks:
+        rows = benchmark.rows
+        texts = {
+            value for column in rows.columns for value in rows[column] if isinstance(value, str)
+        }
+        if not texts:
+            continue
+        # A token spans at least one byte of its text (SentencePiece may add one word
+        # marker in front): a text of at most limit - prefix - special tokens - 1 bytes
+        # fits for sure and is never tokenized (with 512 positions, nearly every text), so
+        # only the texts that may not fit are encoded, and the longest of them is reported.
+        room = limit - extra - len(frame) - 1
+        maybe = [text for text in texts if len(text.encode("utf-8")) > room]
+        if not maybe:
+            continue
+        length, longest = max((len(scorer.encode(text)), text) for text in maybe)
+        if length + extra > limit:
+            from cdsbias.scoring.encoding import shorten  # numpy via the scorer: error path
+
+            raise CdsbiasError(
+                f"{benchmark.name}: {what}, and its longest text {shorten(longest)} is "
+                f"{length} (special tokens included): {length + extra} with the prefix, but "
+                f"the model accepts {limit} at most; {fix}."
+            )

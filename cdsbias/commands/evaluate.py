@@ -215,6 +215,7 @@ def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import write_result
+    from cdsbias.benchmarks.long_rows import check_inputs_fit
 
     names = [n.strip() for n in args.benchmark.split(",") if n.strip()]
     if not names:
@@ -241,6 +242,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         self_debias=self_debias,
     )
+    # A Self-Debias prefix too long for the model fails before any benchmark is written.
+    check_inputs_fit(benchmarks, scorer)
     model_id = published_model_id(args.model)
     for benchmark in benchmarks:
         result = benchmark.evaluate(scorer, annotate={"model": args.model})

@@ -55,6 +55,9 @@ class PosthocContext:
             (:func:`cdsbias.train.posthoc_fit.fit_posthoc`, built by the train layer: a
             method imports neither train nor scoring).
         seed: The run's seed.
+        main_process: Whether this process writes the run folder (one process of a
+            multi-process launch; ``fit`` already runs there only and hands its result to
+            every process).
     """
 
     documents: Any
@@ -63,6 +66,7 @@ class PosthocContext:
     folder: Any
     fit: Any = None
     seed: int = 0
+    main_process: bool = True
 
 
 @dataclass
@@ -113,6 +117,11 @@ class Method:
     #: ``posthoc`` role: whether :meth:`after_training` changes saved weights (e.g. folds a
     #: projection into the MLM head), so the run must save full weights.
     edits_weights: ClassVar[bool] = False
+    #: Files of a method that acts *on top of* the loaded model, e.g. a forward hook
+    #: (``posthoc_apply: hook``): a folder that holds them (:meth:`holds`) is loaded as usual
+    #: (full weights or another method's files), then :meth:`attach` adds the method, and
+    #: :meth:`usage` continues the card's loading code. ``()``: nothing to attach.
+    attached_files: ClassVar[tuple[str, ...]] = ()
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False
@@ -155,7 +164,13 @@ class Method:
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> str | None:
         """Reads the training corpus before training (e.g. a loss term's example sentences).
 
@@ -165,6 +180,10 @@ class Method:
             tokenizer: The model's tokenizer.
             model: The prepared model (:meth:`prepare`).
             max_length: The longest input the model takes (special tokens included).
+            original: None, or when ``model`` is not the run's original model (a resumed
+                run loaded its checkpoint's weights) a function returning the original
+                (loaded again from ``model_name_or_path``), e.g. for a term that compares
+                with it.
 
         Returns:
             A line for the run's log (e.g. the memory a frozen copy takes), or None.
@@ -279,7 +298,9 @@ class Method:
 
     @classmethod
     def usage(cls, repo_id: str, base: str | None, tokenizer_from: str | None) -> list[str]:
-        """The model card's "How to use" text and code for a published adapter."""
+        """The model card's "How to use" text and code for a published adapter; for a
+        method with :attr:`attached_files`, lines of Python that continue the card's
+        loading code (``model`` is loaded) and attach it."""
         return []
 
 

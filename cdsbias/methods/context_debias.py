@@ -16,8 +16,9 @@ is the two terms only; a positive weight keeps the Trainer's MLM loss on the CDS
 
 The original states: with LoRA or the bottleneck adapter, the same model with the adapter
 switched off (no second copy); with full or partial fine-tuning, a frozen copy of the model,
-whose memory the run prints. A resumed full-weights run copies the checkpoint it resumes
-from (the original model is not kept in the run folder).
+whose memory the run prints. A resumed full-weights run, whose model holds the checkpoint's
+weights, loads the original model again (``model_name_or_path``) for the frozen copy and the
+attribute vectors, so its terms are those of the uninterrupted run.
 """
 
 from __future__ import annotations
@@ -172,13 +173,27 @@ class ContextDebias(Method):
         )  # fmt: skip
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> str | None:
         """Chooses the example sentences from the corpus, computes the attribute vectors and
-        sets up the original states; returns the frozen copy's memory when one is made."""
+        sets up the original states; returns the frozen copy's memory when one is made.
+        ``original()`` loads the run's original model when ``model`` is not it (a resumed
+        full-weights run); an adapter switched off needs no copy and never calls it."""
+        from cdsbias.methods.bottleneck import adapters
+        from cdsbias.methods.context_debias_loss import unwrapped
+
+        inner = unwrapped(model)
+        copies = not hasattr(inner, "disable_adapter") and not adapters(inner)
         self.loss = self.build_loss().prepare(
-            model, tokenizer, corpus_sentences(documents), max_length=max_length
-        )
+            model, tokenizer, corpus_sentences(documents), max_length=max_length,
+            original=original() if original is not None and copies else None,
+        )  # fmt: skip
         counts = self.loss.examples.counts()
         if self.loss.original_bytes:
             size = self.loss.original_bytes / 2**20

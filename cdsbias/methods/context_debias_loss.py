@@ -26,7 +26,8 @@ transformer layer). Every choice below is read from their ``src/run_debias_mlm.p
 * The original states come from the model before training, in eval mode (their separate
   ``original_model``): for a peft model, the same model inside ``disable_adapter()``; for the
   bottleneck adapter, inside :func:`cdsbias.methods.bottleneck.disabled_adapters`; for full
-  fine-tuning, a frozen deep copy whose size is logged.
+  fine-tuning, a frozen deep copy whose size is logged — of the run's original model, given
+  separately when a resumed run's model holds its checkpoint's weights.
 
 Deviations, each deliberate (their code's quirks, not reproduced):
 
@@ -177,11 +178,15 @@ class ContextDebiasLoss:
         sentences: Iterable[str],
         *,
         max_length: int | None = None,
+        original: Any = None,
     ) -> ContextDebiasLoss:
         """Selects the example sentences, sets up the original states, computes ``v``.
 
         ``max_length`` is the longest input the model takes (the caller reads it with
         :func:`cdsbias.scoring.encoding.input_limit`); longer sentences are skipped.
+        ``original`` is the run's original model when ``model`` is not it (a resumed
+        full-weights run holds its checkpoint's weights): it becomes the frozen model of the
+        preservation term and gives ``v``, so both are what the uninterrupted run had.
 
         Raises:
             CdsbiasError: No stereotype sentence, or an attribute class without a sentence
@@ -207,7 +212,10 @@ class ContextDebiasLoss:
         elif adapters(model):
             self._original = "bottleneck"
         else:
-            frozen = copy.deepcopy(masked_lm_of(model)).eval().requires_grad_(False)
+            if original is not None:  # a fresh model of its own: no copy needed
+                frozen = masked_lm_of(original).eval().requires_grad_(False)
+            else:
+                frozen = copy.deepcopy(masked_lm_of(model)).eval().requires_grad_(False)
             self._original = frozen
             self.original_bytes = _model_bytes(frozen)
             logger.info(
@@ -215,7 +223,7 @@ class ContextDebiasLoss:
                 "preservation term: %d bytes (%.1f MB).",
                 self.original_bytes, self.original_bytes / 2**20,
             )  # fmt: skip
-        self.refresh_attribute_vectors(model)
+        self.refresh_attribute_vectors(model if original is None else self._original)
         return self
 
     def refresh_attribute_vectors(self, model: Any) -> None:

@@ -152,6 +152,11 @@ def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -
     points the male way); a component orthogonal to it has its largest coordinate made
     positive. The projection does not depend on these signs.
 
+    A consequence of the L2 normalisation (kept for parity): a gender shift ``h ± s·u``
+    that changes a state's length (``⟨h, u⟩ ≠ 0``) gives normalised differences with a
+    part along ``h`` too, so the first component leans off ``u`` by a few degrees; the
+    projection then leaves a small part of the shift in place.
+
     Args:
         male: ``[n, d]`` embeddings of the male side of each pair.
         female: ``[n, d]`` embeddings of the female side, row-aligned with ``male``.
@@ -209,6 +214,32 @@ def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -
 INLP_CLASSIFIER = {"fit_intercept": False, "class_weight": None, "dual": False, "random_state": 0}
 
 
+class InlpCapacityWarning(UserWarning):
+    """INLP may remove every direction of the hidden states (see :func:`inlp_capacity`)."""
+
+
+def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
+    """A warning text when ``iterations × (classes − 1) ≥ hidden_size``, else None.
+
+    Each INLP iteration removes at least ``classes − 1`` directions (the row space of a
+    ``classes``-way linear classifier, ``classes`` rows one-vs-rest), so at this many
+    iterations the projection can leave the MLM head nothing to read: bias-bench's 80
+    iterations were set for 768-dimensional BERT (80 × 2 = 160 of 768), and on a
+    128-dimensional model they remove all 128 directions. Supported (the fit runs), but
+    the text names the fix.
+    """
+    if iterations * (classes - 1) < hidden_size:
+        return None
+    scaled = max(1, round(iterations * hidden_size / 768))
+    return (
+        f"inlp_iterations={iterations} with {classes} classes removes at least "
+        f"{iterations * (classes - 1)} directions, but the hidden states have only "
+        f"{hidden_size}: INLP can erase every direction and leave the MLM head a constant. "
+        f"bias-bench's 80 is for 768 dimensions; set inlp_iterations lower (e.g. "
+        f"{scaled}, scaled by {hidden_size}/768)."
+    )
+
+
 def _orthonormal_basis(matrix: np.ndarray) -> np.ndarray:
     """``scipy.linalg.orth``: an orthonormal basis of the column space (INLP's choice)."""
     from scipy.linalg import orth
@@ -261,7 +292,9 @@ def inlp_projection(
     ``d × 3n`` matrix per iteration instead of a ``d × d`` one. Every classifier is kept
     (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
 
-    The hidden size is the features' width (bias-bench hard-codes 768).
+    The hidden size is the features' width (bias-bench hard-codes 768). When
+    ``iterations × (classes − 1)`` reaches it, an :class:`InlpCapacityWarning` names the fix
+    (:func:`inlp_capacity`); ``details["dimensions_remaining"]`` records ``d − rank removed``.
 
     Args:
         x: ``[n, d]`` sentence features (bias-bench: the mean over all tokens, special
@@ -294,6 +327,11 @@ def inlp_projection(
         raise CdsbiasError("INLP needs at least two classes among its training sentences.")
     start = time.perf_counter()
     d = x.shape[1]
+    capacity = inlp_capacity(iterations, len(np.unique(y_train)), d)
+    if capacity:
+        import warnings
+
+        warnings.warn(capacity, InlpCapacityWarning, stacklevel=2)
     bases: list[np.ndarray] = []
     removed = np.zeros((d, 0))
     accuracy: list[float] = []
@@ -319,6 +357,7 @@ def inlp_projection(
             "classifier": "sklearn.svm.LinearSVC",
             "classifier_params": dict(INLP_CLASSIFIER),
             "iterations": iterations,
+            "dimensions_remaining": d - int(removed.shape[1]),
             "train_sentences": len(x_train),
             "dev_sentences": len(x_dev),
         },

@@ -55,6 +55,21 @@ class Inlp(ErasureMethod):
     )
     card_tags = ("inlp",)
 
+    def prepare(self, model: Any, tokenizer: Any = None) -> Any:
+        """Also warns before training when ``inlp_iterations`` can erase every direction of
+        the model's hidden states (:func:`~cdsbias.methods.erasure.inlp_capacity`; INLP's
+        sentences are three classes: male, female, neutral)."""
+        import warnings
+
+        from cdsbias.methods.erasure import InlpCapacityWarning, inlp_capacity
+
+        config = getattr(model, "config", None)
+        size = getattr(config, "hidden_size", getattr(config, "dim", None))
+        capacity = inlp_capacity(self.options.inlp_iterations, 3, size) if size else None
+        if capacity:
+            warnings.warn(capacity, InlpCapacityWarning, stacklevel=2)
+        return super().prepare(model, tokenizer)
+
     def fit_arguments(self) -> dict[str, Any]:
         return {
             "iterations": self.options.inlp_iterations,

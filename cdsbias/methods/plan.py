@@ -91,11 +91,20 @@ class MethodPlan:
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> list[str]:
-        """Lets the methods read the corpus before training; returns their log lines."""
+        """Lets the methods read the corpus before training; returns their log lines
+        (``original``: see :meth:`Method.prepare_data`)."""
         notes = [
-            method.prepare_data(documents, tokenizer, model, max_length=max_length)
+            method.prepare_data(
+                documents, tokenizer, model, max_length=max_length, original=original
+            )
             for method in self.methods
         ]
         return [note for note in notes if note]
@@ -309,3 +318,13 @@ def saved_methods() -> list[type[Method]]:
 
     load_all()
     return [cls for cls in REGISTRY.values() if cls.files()]
+
+
+def attached_methods(folder: str | Path) -> list[type[Method]]:
+    """The methods to attach on top of the model ``folder`` holds (e.g. a forward hook a
+    ``posthoc_apply: hook`` run saved beside its weights; see :attr:`Method.attached_files`)."""
+    from cdsbias.methods import load_all
+
+    load_all()
+    folder = Path(folder)
+    return [cls for cls in REGISTRY.values() if cls.attached_files and cls.holds(folder)]

@@ -12,8 +12,13 @@ then
   the MLM head sees the projection;
 * ``posthoc_apply: hook``: a forward hook on the base model's output (as bias-bench), so
   every reader of the hidden states sees debiased states during the run; the hook is not
-  part of the saved weights: re-attach it with :func:`cdsbias.methods.head_fold.hook`.
+  part of the saved weights: a run folder holding a hooked fit (:meth:`ErasureMethod.holds`)
+  gets it re-attached when loaded (``cdsbias evaluate``, ``load_masked_lm``:
+  :meth:`ErasureMethod.attach`), so it scores what the run's post-hoc point scored, and a
+  published card's loading code attaches it (:meth:`ErasureMethod.usage`).
 
+Under a multi-process launch the fit runs once, on the main process, and every process
+applies the map it hands them (``context.fit``); the main process writes the record.
 The fit is recorded in the run folder (``posthoc_fit.json``: method, word-list source and
 hash, sentences per class, per-iteration dev accuracy, rank removed, seconds; beside it the
 map, ``posthoc_erasure.safetensors``), and its cost (fit seconds, directions removed) in
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.methods.base import Method, PosthocContext
+from cdsbias.methods.erasure import ERASURE_FILE, ERASURE_RECORD
 
 #: Shared keys, their defaults (as :class:`~cdsbias.methods.selection.PosthocSelection`).
 SHARED_DEFAULTS: dict[str, Any] = {
@@ -64,6 +70,9 @@ class ErasureMethod(Method):
     #: ``"sentence_debias"``, ``"inlp"`` or ``"leace"``: the fit of
     #: :func:`~cdsbias.train.posthoc_fit.fit_posthoc` (the registry name).
     name: str
+
+    #: A ``posthoc_apply: hook`` run saves the map beside its weights (the record first).
+    attached_files = (ERASURE_RECORD, ERASURE_FILE)
 
     def __init__(self, options: Any = None, shared: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -118,7 +127,13 @@ class ErasureMethod(Method):
         return model
 
     def prepare_data(
-        self, documents: Any, tokenizer: Any, model: Any, *, max_length: int | None = None
+        self,
+        documents: Any,
+        tokenizer: Any,
+        model: Any,
+        *,
+        max_length: int | None = None,
+        original: Any = None,
     ) -> str | None:
         """Checks before training that the corpus gives the fit its sentences (no word pair
         found, too few sentences per class: one line naming the counts found)."""
@@ -143,10 +158,65 @@ class ErasureMethod(Method):
             fold(model, erasure)
         else:
             hook(model, erasure)
-        # The record (RunFolder.fit_record) and the map itself, to re-apply or re-attach it.
-        erasure.save(context.folder.path)
+        # The record (RunFolder.fit_record) and the map itself, to re-apply or re-attach it;
+        # written once, by the process that writes the run folder.
+        if context.main_process:
+            erasure.save(context.folder.path)
         self.erasure = erasure
         return model
+
+    # ------------------------------------------------------- a saved hook, re-attached
+    @classmethod
+    def holds(cls, folder: Path) -> bool:
+        """Whether ``folder`` holds this method's fit applied by a hook (a folded fit is in
+        the weights already and is never applied twice)."""
+        import json
+
+        folder = Path(folder)
+        if not all((folder / name).is_file() for name in cls.attached_files):
+            return False
+        try:
+            record = json.loads((folder / ERASURE_RECORD).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return False
+        details = record.get("details") or {}
+        return record.get("method") == cls.name and details.get("posthoc_apply") == "hook"
+
+    @classmethod
+    def attach(cls, model: Any, folder: Path) -> Any:
+        """Re-attaches the saved map as the run's forward hook
+        (:func:`~cdsbias.methods.head_fold.hook`)."""
+        from cdsbias.methods.erasure import AffineErasure
+        from cdsbias.methods.head_fold import hook
+
+        hook(model, AffineErasure.load(folder))
+        return model
+
+    @classmethod
+    def usage(cls, repo_id: str, base: str | None, tokenizer_from: str | None) -> list[str]:
+        """Code that continues the card's loading code: the map ``h ↦ P h + b`` of
+        ``posthoc_erasure.safetensors`` as a forward hook on the base model's output, as
+        :func:`~cdsbias.methods.head_fold.hook` (float32 ``hidden @ Pᵀ + b``)."""
+        return [
+            "",
+            f"# {cls.title} acts through a forward hook on the base model's output (not part",
+            "# of the weights): attach it. Every reader of the hidden states sees it.",
+            "from huggingface_hub import snapshot_download",
+            "from safetensors.torch import load_file",
+            "",
+            f'folder = snapshot_download("{repo_id}")',
+            f'erasure = load_file(f"{{folder}}/{ERASURE_FILE}")',
+            'projection, shift = erasure["projection"].float(), erasure["bias"].float()',
+            "",
+            "",
+            "def erase(module, args, output):",
+            '    output["last_hidden_state"] = output["last_hidden_state"] @ projection.T + shift',
+            "    return output",
+            "",
+            "",
+            'inner = model.get_base_model() if hasattr(model, "get_base_model") else model',
+            "inner.base_model.register_forward_hook(erase)",
+        ]
 
     def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
         if self.erasure is None:

@@ -17,7 +17,7 @@ import yaml
 
 from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
-from cdsbias.methods import Method, MethodPlan
+from cdsbias.methods import Method, MethodPlan, attached_methods
 from cdsbias.runs.folder import CURVE_FILE, RunFolder
 from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
 
@@ -106,9 +106,15 @@ def card_metadata(saved: type[Method] | None, merged: bool, base: str | None) ->
 
 
 def usage_lines(
-    saved: type[Method] | None, merged: bool, repo_id: str, base: str | None, has_tokenizer: bool
+    saved: type[Method] | None,
+    merged: bool,
+    repo_id: str,
+    base: str | None,
+    has_tokenizer: bool,
+    attached: list[type[Method]] | None = None,
 ) -> list[str]:
-    """The card's "How to use" section: the code that loads what this repository holds."""
+    """The card's "How to use" section: the code that loads what this repository holds,
+    continued by the code of each method ``attached`` on top of it (a forward hook)."""
     tokenizer_from = repo_id if has_tokenizer or merged or saved is None else base
     lines = ["## How to use", ""]
     if merged or saved is None:
@@ -122,6 +128,9 @@ def usage_lines(
         ]
     else:
         lines += saved.usage(repo_id, base, tokenizer_from)
+    for method in attached or []:  # inside the same code block, before its closing fence
+        end = len(lines) - 1 - lines[::-1].index("```")
+        lines[end:end] = method.usage(repo_id, base, tokenizer_from)
     return [*lines, ""]
 
 
@@ -181,7 +190,7 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         f"Checkpoint: step {step}. Produced with [cdsbias](https://pypi.org/project/cdsbias/).",
         "",
         *method_statement(info.get("method"), plan, saved, merged),
-        *usage_lines(saved, merged, repo_id, base, has_tokenizer),
+        *usage_lines(saved, merged, repo_id, base, has_tokenizer, attached_methods(checkpoint)),
         f"## Bias before (step {before['step']}) and after (step {step}"
         f"{', post-hoc' if after.get('posthoc') else ''})",
         "",

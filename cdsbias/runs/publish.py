@@ -11,6 +11,7 @@ from pathlib import Path
 from cdsbias.errors import CdsbiasError
 from cdsbias.hub import REPO_ID
 from cdsbias.io import atomic_output_dir
+from cdsbias.methods import attached_methods
 from cdsbias.runs.card import model_card
 from cdsbias.runs.folder import CURVE_FILE, METRICS_FILE, RUN_RECORDS, RunFolder
 from cdsbias.runs.published_folder import (
@@ -48,6 +49,7 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
     if not REPO_ID.match(repo_id):
         raise CdsbiasError(f"--repo-id must look like ORG/NAME, got '{repo_id}'.")
     saved = checkpoint_method(checkpoint)
+    attached = attached_methods(checkpoint)  # full weights copy their files as they are
     if saved is None and not (checkpoint / "config.json").exists():
         raise CdsbiasError(
             f"{checkpoint} is not a saved model folder (no config.json, and no files a "
@@ -64,7 +66,9 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
         merge = False
     run = RunFolder.of(checkpoint)
     if saved is not None and not merge:
-        base_id = require_hub_base(checkpoint, saved, base_hub_id(checkpoint, saved, run.run_info()))
+        base_id = require_hub_base(
+            checkpoint, saved, base_hub_id(checkpoint, saved, run.run_info())
+        )
     card = model_card(checkpoint, repo_id, merge=merge)
     with atomic_output_dir(out_dir) as staging:
         if saved is None:
@@ -80,13 +84,16 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
                 write_merged(checkpoint, saved, staging, has_tokenizer=has_tokenizer)
             else:
                 write_saved_files(checkpoint, saved, staging, base_id)
+            for method in attached:  # e.g. a forward hook's map, beside the adapter
+                for name in method.attached_files:
+                    shutil.copy2(checkpoint / name, staging / name)
         for name in (CURVE_FILE, METRICS_FILE):
             if (run.path / name).exists():
                 shutil.copy2(run.path / name, staging / name)
         card.save(staging / "README.md")
         # Checked before the folder replaces out_dir: a folder that fails is never left
         # behind to be uploaded by hand.
-        if saved is None:
+        if saved is None and not attached:
             _check_loads(staging, out_dir)
         else:
             base = None if merge else recorded_base(checkpoint, saved)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.methods import Method, saved_method, saved_methods
+from cdsbias.methods import Method, attached_methods, saved_method, saved_methods
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -78,7 +78,9 @@ def load_masked_lm(
     method attaches it to its base (:meth:`~cdsbias.methods.Method.attach`, not merged, so
     scores equal those of the training run bit for bit). The base comes from the folder's
     config, or is the folder's own full weights (:meth:`~cdsbias.methods.Method.saved_base`);
-    the tokenizer comes from the folder when it has one.
+    the tokenizer comes from the folder when it has one. A local folder that holds a method
+    to attach on top of its model (the forward hook of a ``posthoc_apply: hook`` run,
+    :func:`cdsbias.methods.attached_methods`) gets it attached.
 
     Args:
         name_or_path: A hub model id, a local folder or a local adapter folder.
@@ -101,9 +103,9 @@ def load_masked_lm(
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
     method = saved_method(folder) if folder.is_dir() else None
     if method is not None:
-        return _load_saved(folder, method, options, base_model)
+        return _attach_saved(folder, *_load_saved(folder, method, options, base_model))
     try:
-        return _load_model(str(name_or_path), revision=revision, **options)
+        loaded = _load_model(str(name_or_path), revision=revision, **options)
     except CdsbiasError:
         # A hub repository of an adapter (what `cdsbias publish` uploads for adapter runs)
         # has no config.json; look for one only after a model failed, so loading a model
@@ -112,6 +114,22 @@ def load_masked_lm(
         if found is None:
             raise
         return _load_saved(found[0], found[1], options, base_model)
+    return _attach_saved(folder, *loaded)
+
+
+def _attach_saved(folder: Path, model: Any, tokenizer: Any) -> tuple[Any, Any]:
+    """The loaded model with what a local ``folder`` saved to act on top of it (e.g. the
+    forward hook of a ``posthoc_apply: hook`` run: :func:`cdsbias.methods.attached_methods`),
+    so the folder scores what its run scored."""
+    if folder.is_dir():
+        for method in attached_methods(folder):
+            try:
+                model = method.attach(model, folder)
+            except CdsbiasError as exc:
+                raise CdsbiasError(
+                    f"Cannot attach the {method.title} saved in {folder}: {exc}"
+                ) from None
+    return model, tokenizer
 
 
 def _hub_saved_snapshot(name: str, revision: str | None) -> tuple[Path, type[Method]] | None:

@@ -8,6 +8,7 @@ masked, so each row equals a one-sentence forward pass) and fits the map
 (:mod:`cdsbias.methods.erasure`). The result records what the run folder needs: method,
 word-list source and hash, sentences per class, per-iteration dev accuracy, rank removed,
 selection, encoding and fit seconds. :func:`cdsbias.methods.head_fold.fold` then applies it.
+A run fits once, on the main process of a multi-process launch (:func:`main_process_fit`).
 
 Features, as bias-bench computes them for each method:
 
@@ -21,12 +22,12 @@ Features, as bias-bench computes them for each method:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from cdsbias.errors import unknown_name_error
+from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.methods.erasure import (
     ERASURE_METHODS,
     INLP,
@@ -148,3 +149,37 @@ def fit_posthoc(
         encode_seconds=encoded - selected,
     )
     return erasure
+
+
+def main_process_fit(
+    scorer: Any, texts: Callable[[], Iterable[str]], *, seed: int, main: bool
+) -> Callable[..., AffineErasure]:
+    """``fit(method, **arguments)`` for a run's :class:`~cdsbias.methods.PosthocContext`:
+    :func:`fit_posthoc` on the corpus ``texts()``, run once, on the main process.
+
+    Under a multi-process launch every rank would encode the same sentences and fit the
+    same map; the main process fits and the others receive the erasure (accelerate's
+    ``broadcast_object_list``), or the fit's error, which every rank then raises.
+
+    Args:
+        scorer: The batched scorer of the model.
+        texts: Returns a fresh iterable of the corpus's document texts.
+        seed: The run's seed.
+        main: Whether this is the main process.
+    """
+
+    def fit(method: str, **arguments: Any) -> AffineErasure:
+        from accelerate.utils import broadcast_object_list
+
+        fitted: Any = None
+        if main:
+            try:
+                fitted = fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
+            except CdsbiasError as exc:
+                fitted = exc
+        fitted = broadcast_object_list([fitted])[0]
+        if isinstance(fitted, CdsbiasError):
+            raise fitted
+        return fitted
+
+    return fit

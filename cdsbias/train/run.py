@@ -210,10 +210,23 @@ def run(recipe: Recipe) -> Path:
 
         limit = input_limit(plan.scoring_model(model), tokenizer)
         texts = corpus_texts(documents, recipe)
-        for note in plan.prepare_data(texts(), tokenizer, model, max_length=limit):
+
+        def original() -> Any:
+            """The run's original model, as a fresh run builds it (``model_name_or_path``)."""
+            return build_model(recipe, None, documents)[0]
+
+        # A resumed run whose model was loaded from its checkpoint: a method that compares
+        # with the original model (Context-Debias's frozen copy) loads it again.
+        again = resume is not None and plan.weights.resumes_from_weights
+        notes = plan.prepare_data(
+            texts(), tokenizer, model, max_length=limit, original=original if again else None
+        )
+        for note in notes:
             main_print(note)
     method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
+    if plan.changes_scoring:  # a decoding rule (Self-Debias): its inputs must fit the model
+        check_scoring_inputs(recipe, benchmarks, model, tokenizer)
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
             data = build_streaming_data(
@@ -281,6 +294,22 @@ def run(recipe: Recipe) -> Path:
     return folder.path
 
 
+def check_scoring_inputs(recipe: Recipe, benchmarks: list[Any], model: Any, tokenizer: Any) -> None:
+    """Checks, before the run writes anything, that the benchmarks' inputs fit the model
+    as the post-hoc point's scorer (:meth:`MethodPlan.wrap_scorer`) will build them
+    (:func:`cdsbias.benchmarks.long_rows.check_inputs_fit`: a Self-Debias prefix)."""
+    from cdsbias.benchmarks.long_rows import check_inputs_fit
+    from cdsbias.scoring import MaskedLMScorer
+
+    plan = recipe.method
+    scored = plan.scoring_model(model)
+    scorer = MaskedLMScorer(
+        scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
+        device=next(scored.parameters()).device,
+    )  # fmt: skip
+    check_inputs_fit(benchmarks, plan.wrap_scorer(scorer))
+
+
 def corpus_texts(documents: Any, recipe: Recipe) -> Any:
     """A function returning a fresh iterable of the corpus's document texts (original
     text): the column of the documents in memory, or the stream's text column, read lazily."""
@@ -301,7 +330,7 @@ def apply_posthoc(
     ``bias_metrics.jsonl``); returns the model to save."""
     from cdsbias.methods.base import PosthocContext
     from cdsbias.scoring import MaskedLMScorer
-    from cdsbias.train.posthoc_fit import fit_posthoc
+    from cdsbias.train.posthoc_fit import main_process_fit
 
     plan = recipe.method
     scored = plan.scoring_model(model)
@@ -310,13 +339,12 @@ def apply_posthoc(
         device=next(scored.parameters()).device,
     )  # fmt: skip
     texts, seed = corpus_texts(documents, recipe), recipe.training.seed
-
-    def fit(method: str, **arguments: Any) -> Any:
-        return fit_posthoc(scorer, texts(), method, seed=seed, **arguments)
-
+    main = is_main_process()
+    fit = main_process_fit(scorer, texts, seed=seed, main=main)
     context = PosthocContext(
-        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed
-    )
+        documents=texts, tokenizer=tokenizer, scorer=scorer, folder=folder, fit=fit, seed=seed,
+        main_process=main,
+    )  # fmt: skip
     model = plan.after_training(model, context)
     callback.evaluate(recipe.training, trainer.state, model, posthoc=True)
     return model
