@@ -86,11 +86,15 @@ def test_published_card_loads_cites_the_method_and_its_code_runs(
     method_run, hub_base, tmp_path, monkeypatch
 ):
     name, run = method_run
-    checkpoint, out = run / f"checkpoint-{STEPS}", tmp_path / "published"
+    plan = plan_from_values(get_method(name).example)
+    # A post-hoc method acts after training, on the run folder's model; a checkpoint holds
+    # what training saved before it acted (its card does not name it).
+    checkpoint = run if plan.posthoc is not None else run / f"checkpoint-{STEPS}"
+    out = tmp_path / "published"
     assert cli(["publish", str(checkpoint), "--repo-id", "org/debiased", "--dry-run",
                 "--out", str(out)]) == 0  # fmt: skip
     card = ModelCard.load(out / "README.md")
-    acted = plan_from_values(get_method(name).example).methods
+    acted = plan.methods
     for method in acted:
         assert f"- **{method.title}**:" in card.text
         if method.citation:

@@ -147,6 +147,58 @@ def test_a_hook_run_publishes_the_map_and_its_card_attaches_it(
     assert float((logits(plain, tokenizer) - expected).abs().max()) > 1e-4
 
 
+HALL_MAUDSLAY = "Hall Maudslay, R., Gonen, H., Cotterell, R., & Teufel, S. (2019)"
+RAVFOGEL = "Ravfogel, S., Elazar, Y., Gonen, H., Twiton, M., & Goldberg, Y. (2020)"
+
+
+def published_card(run_folder, tmp_path, name="published"):
+    from huggingface_hub import ModelCard
+
+    from cdsbias.cli import main as cli
+
+    out = tmp_path / name
+    assert cli(["publish", str(run_folder), "--repo-id", f"org/{name}", "--dry-run", "--out",
+                str(out)]) == 0  # fmt: skip
+    return ModelCard.load(out / "README.md")
+
+
+def test_the_card_of_a_posthoc_only_run_names_only_the_posthoc_method(inlp_run, tmp_path):
+    """score -> fit -> score trained nothing: no training method, no CDS tag or paper, no
+    trained-parameter count; the fit is stated from its record."""
+    card = published_card(inlp_run, tmp_path)
+    record = RunFolder(inlp_run).fit_record()
+    counts = record["sentences_per_class"]
+    assert set(card.data.tags) == {"cdsbias", "gender-bias", "debiasing", "inlp"}
+    text = card.text
+    assert "**Method**: INLP (fold), no training: nothing was trained;" in text
+    assert (f"fitted once on original sentences of the run's corpus (male {counts['male']}, "
+            f"female {counts['female']}, neutral {counts['neutral']}), removing "
+            f"{record['rank_removed']} direction(s), and folded into the first layer of the "
+            "MLM head") in text  # fmt: skip
+    assert "not fine-tuned (`posthoc_only: true`)" in text
+    for trained in ("full fine-tuning", "every weight", "parameters", "trained with",
+                    "counterfactual data substitution**", HALL_MAUDSLAY, "learning_rate",
+                    "cds_mode", "## Training recipe"):  # fmt: skip
+        assert trained not in text, trained
+    assert RAVFOGEL in text and "inlp_iterations: 4" in text
+
+
+def test_the_card_of_cds_then_inlp_names_both_and_its_checkpoint_only_cds(tmp_path, becpro, base):
+    out = fine_tune(tmp_path / "run", becpro, base, "posthoc_method=inlp", "inlp_iterations=2",
+                    *PRONOUNS)  # fmt: skip
+    card = published_card(out, tmp_path)
+    assert {"counterfactual-data-substitution", "inlp"} <= set(card.data.tags)
+    assert "trained with **counterfactual data substitution**" in card.text
+    assert "**Training method**: full fine-tuning + INLP (fold): 45,280 of 45,280" in card.text
+    assert "- **full fine-tuning**: every weight" in card.text and "- **INLP**: " in card.text
+    assert HALL_MAUDSLAY in card.text and RAVFOGEL in card.text
+    # checkpoint-2 was saved by training, before the fit: INLP did not act on it.
+    card = published_card(out / "checkpoint-2", tmp_path, "checkpoint")
+    assert "inlp" not in card.data.tags and "counterfactual-data-substitution" in card.data.tags
+    assert "**Training method**: full fine-tuning: 45,280 of 45,280" in card.text
+    assert "- **INLP**" not in card.text and RAVFOGEL not in card.text
+
+
 def test_sentence_debias_after_training(tmp_path, becpro, base):
     out = fine_tune(tmp_path / "run", becpro, base, "posthoc_method=sentence_debias")
     record = RunFolder(out).fit_record()

@@ -128,6 +128,12 @@ def test_the_card_of_a_posthoc_only_run_shows_before_and_after(posthoc_run, tmp_
     assert "## Bias before (step 0) and after (step 0, post-hoc)" in card
     assert "- **Self-Debias**: the reported scores after it were read under Self-Debias" in card
     assert "Schick, T., Udupa, S., & Schütze, H. (2021)" in card
+    # Nothing trained: no training method, CDS tag or paper, or trained-parameter count.
+    assert "**Method**: Self-Debias (lambda 50, epsilon 0.01), no training: nothing" in card
+    tags = card[: card.index("model-index:")]
+    assert "- self-debias" in tags and "counterfactual-data-substitution" not in tags
+    for trained in ("full fine-tuning", "parameters", "Hall Maudslay", "learning_rate"):
+        assert trained not in card, trained
 
 
 # ------------------------------------------------------- a prefix too long for the model

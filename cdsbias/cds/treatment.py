@@ -2,7 +2,9 @@
 or nothing — described for ``cdsbias compare`` and the model card.
 
 The data choice is the corpus's, not a debiasing method's: a dropout run on original
-text cites no CDS paper, and an adapter trained on CDA cites the CDA paper.
+text cites no CDS paper, and an adapter trained on CDA cites the CDA paper. A run that
+trains nothing (``posthoc_only: true``) treats no text: its post-hoc method reads the corpus
+as it is, so it has the label of original text and no CDS/CDA tag or citation.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ CDA_CITATION = (
 
 class CorpusTreatment:
     """The corpus treatment of a run, read from its recipe values (``cds_mode``,
-    ``cds_probability``, ``cds_names``) as they were in effect."""
+    ``cds_probability``, ``cds_names``) as they were in effect; ``posthoc_only: true`` (no
+    training) leaves the text as it is whatever ``cds_mode`` says."""
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        self.mode = values.get("cds_mode", "cds")
+        #: False for a run that trained nothing (``posthoc_only: true``).
+        self.trained = not values.get("posthoc_only", False)
+        self.mode = values.get("cds_mode", "cds") if self.trained else "none"
         self.probability = float(values.get("cds_probability", DEFAULT_PROBABILITY))
         self.names = values.get("cds_names", True) is not False
         self.language = values.get("cds_language", "en")
@@ -56,6 +61,12 @@ class CorpusTreatment:
 
     def card_text(self, corpus: str) -> str:
         """The card's sentence on the training data."""
+        if not self.trained:
+            return (
+                f"not fine-tuned (`posthoc_only: true`): {corpus}, as it is (no "
+                "counterfactual substitution), was read only for the post-hoc step and the "
+                "held-out loss"
+            )
         if self.mode == "none":
             return f"trained on {corpus} as it is (no counterfactual substitution)"
         from cdsbias.cds.languages import language_class

@@ -237,6 +237,11 @@ class Method:
         """The model card's sentence on what this method did."""
         return self.description
 
+    def read_run(self, folder: Path) -> None:
+        """Reads what this method recorded in a finished run's ``folder`` (e.g. a post-hoc
+        fit's sentences and rank) so that :meth:`card_text` can state it; nothing by
+        default."""
+
     def costs(self, model: Any = None, tokenizer: Any = None) -> dict[str, str]:
         """What the method costs beyond training, ``{column: text}`` (e.g. ``"inference
         cost": "2 forward passes, +14 tokens per prediction"``): ``run_info.json`` records

@@ -62,6 +62,14 @@ class MethodPlan:
         rest = [m for m in (self.loss, self.posthoc) if m is not None]
         return [self.weights, *self.regularizers, *rest]
 
+    def acted(self, *, posthoc: bool = True) -> list[Method]:
+        """The methods that acted on a saved model, for its card: every method, less the
+        ``weights`` method of a ``posthoc_only`` run (nothing trained), and less the post-hoc
+        method when ``posthoc`` is false (a checkpoint saved before it acted)."""
+        trained = [] if self.posthoc_only else self.methods
+        trained = [m for m in trained if m is not self.posthoc]
+        return [*trained, self.posthoc] if posthoc and self.posthoc is not None else trained
+
     @property
     def names(self) -> list[str]:
         return [m.name for m in self.methods]
@@ -192,11 +200,19 @@ class MethodPlan:
         used = {key for m in self.methods for key in m.option_keys()}
         return {key for cls in REGISTRY.values() for key in cls.option_keys()} - used
 
-    def card_tags(self) -> list[str]:
-        return [tag for m in self.methods for tag in m.card_tags]
+    def card_tags(self, *, posthoc: bool = True) -> list[str]:
+        """The hub tags of the methods that acted (see :meth:`acted`)."""
+        return [tag for m in self.acted(posthoc=posthoc) for tag in m.card_tags]
 
-    def citations(self) -> list[str]:
-        return [m.citation for m in self.methods if m.citation]
+    def citations(self, *, posthoc: bool = True) -> list[str]:
+        """The papers of the methods that acted (see :meth:`acted`)."""
+        return [m.citation for m in self.acted(posthoc=posthoc) if m.citation]
+
+    def read_run(self, folder: Path) -> None:
+        """Lets each method read what it recorded in a finished run's ``folder`` (for its
+        card, :meth:`Method.read_run`)."""
+        for method in self.methods:
+            method.read_run(folder)
 
 
 def _selected(values: Mapping[str, Any], role: str) -> list[type[Method]]:

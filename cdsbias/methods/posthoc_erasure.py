@@ -79,6 +79,8 @@ class ErasureMethod(Method):
         self.shared = {**SHARED_DEFAULTS, **(shared or {})}
         self.erasure: Any = None
         self.fit_seconds: float | None = None
+        #: A finished run's fit record (:meth:`read_run`), for the card.
+        self.record: dict[str, Any] | None = None
 
     @classmethod
     def is_selected(cls, values: Mapping[str, Any]) -> bool:
@@ -229,7 +231,19 @@ class ErasureMethod(Method):
     def label(self, model: Any = None) -> str:
         return f"{self.title} ({self.apply_mode})"
 
+    def read_run(self, folder: Path) -> None:
+        """Reads the run's fit record (``posthoc_fit.json``) for :meth:`card_text`."""
+        import json
+
+        path = Path(folder) / ERASURE_RECORD
+        if path.is_file():
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record.get("method") == self.name:
+                self.record = record
+
     def card_text(self) -> str:
+        """What was fitted, on which sentences (with the run's record: how many per class
+        and the rank removed), and how it is applied (fold or hook)."""
         where = (
             "folded into the first layer of the MLM head (only the head sees it; the hidden "
             "states are the original ones)"
@@ -237,4 +251,9 @@ class ErasureMethod(Method):
             else "applied by a forward hook on the base model's output (not saved in the "
             "weights; re-attach it from posthoc_erasure.safetensors)"
         )
-        return f"{self.description}, fitted once on sentences of the training corpus and {where}"
+        fit = "fitted once on original sentences of the run's corpus"
+        if self.record:
+            record = self.record
+            counts = ", ".join(f"{name} {n:,}" for name, n in record["sentences_per_class"].items())
+            fit += f" ({counts}), removing {record['rank_removed']} direction(s),"
+        return f"{self.description}, {fit} and {where}"

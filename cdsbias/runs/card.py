@@ -18,6 +18,7 @@ import yaml
 from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import Method, MethodPlan, attached_methods
+from cdsbias.runs.card_recipe import untrained_recipe
 from cdsbias.runs.folder import CURVE_FILE, RunFolder
 from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
 
@@ -45,18 +46,33 @@ def _share(share: float) -> str:
 
 
 def method_statement(
-    recorded: dict[str, Any] | None, plan: MethodPlan, saved: type[Method] | None, merged: bool
+    recorded: dict[str, Any] | None,
+    plan: MethodPlan,
+    saved: type[Method] | None,
+    merged: bool,
+    *,
+    posthoc: bool = True,
 ) -> list[str]:
     """The card's lines on what was trained, how much of the model, by which methods, and
-    what the repository holds.
+    what the repository holds. A ``posthoc_only`` run trained nothing: its lines name the
+    post-hoc method alone and claim no trained parameters.
 
     Args:
         recorded: ``run_info.json["method"]`` (None when the run did not record it).
         plan: The method plan rebuilt from the run's recipe.
         saved: The method whose own files the checkpoint holds (None: full weights).
         merged: Whether those files are published merged into the base weights.
+        posthoc: Whether the post-hoc method acted on what is published (false for a
+            checkpoint saved during training, before it acted).
     """
+    acted = plan.acted(posthoc=posthoc)
+    if plan.posthoc_only:
+        lines = [f"**Method**: {plan.label()}: nothing was trained; the post-hoc method "
+                 "acted on the model as loaded.", ""]  # fmt: skip
+        return [*lines, *[f"- **{m.title}**: {m.card_text()}." for m in acted], ""]
     label = (recorded or {}).get("label") or plan.label()
+    if plan.posthoc is not None and not posthoc:  # the recorded label ends with it
+        label = label.removesuffix(f" + {plan.posthoc.label()}")
     if recorded is not None:
         trained = (
             f"{label}: {_count(recorded['trainable_parameters'])} of "
@@ -74,13 +90,18 @@ def method_statement(
     else:
         published = "."
     lines = [f"**Training method**: {trained}{published}", ""]
-    lines += [f"- **{m.title}**: {m.card_text()}." for m in plan.methods]
+    lines += [f"- **{m.title}**: {m.card_text()}." for m in acted]
     return [*lines, ""]
 
 
-def origin_text(saved: type[Method] | None, merged: bool, base: str | None) -> str:
-    """The card's first words: what this repository is and which model it comes from."""
+def origin_text(
+    saved: type[Method] | None, merged: bool, base: str | None, posthoc_only: Method | None = None
+) -> str:
+    """The card's first words: what this repository is and which model it comes from
+    (``posthoc_only``: the post-hoc method of a run that trained nothing)."""
     link = f"[`{base}`](https://huggingface.co/{base})" if base else None
+    if posthoc_only is not None:
+        return f"{link or 'A masked language model'} with {posthoc_only.title} applied"
     if merged:
         return (
             f"{link} with a {saved.title} adapter merged into its weights"
@@ -159,6 +180,8 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
     step = after["step"]
     recipe, info = run.recipe(), run.run_info()
     plan, treatment = run.plan(), CorpusTreatment(recipe)
+    plan.read_run(run.path)
+    posthoc = bool(after.get("posthoc"))  # a checkpoint precedes the post-hoc method
     saved = checkpoint_method(checkpoint)
     merged = merge and saved is not None and saved.mergeable
     base = base_hub_id(checkpoint, saved, info)
@@ -166,7 +189,7 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
 
     sections, eval_results, benchmark_citations = _benchmark_sections(run, before, after, step)
     tags = [*BASE_TAGS, *treatment.tags]
-    for method in plan.methods:
+    for method in plan.acted(posthoc=posthoc):
         if not (merged and method is plan.weights):
             tags += [t for t in method.card_tags if t not in tags]
     data = ModelCardData(
@@ -180,16 +203,16 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         **card_metadata(saved, merged, base),
     )
     has_tokenizer = (checkpoint / "tokenizer_config.json").is_file()
-    citations = [*treatment.citations, *plan.citations()]
+    citations = [*treatment.citations, *plan.citations(posthoc=posthoc)]
     citations += [c for c in benchmark_citations if c not in citations]
     lines = [
         f"# {repo_id.split('/')[-1]}",
         "",
-        f"{origin_text(saved, merged, base)}, "
+        f"{origin_text(saved, merged, base, plan.posthoc if plan.posthoc_only else None)}, "
         f"{treatment.card_text(corpus.get('description') or 'its training text')}. "
         f"Checkpoint: step {step}. Produced with [cdsbias](https://pypi.org/project/cdsbias/).",
         "",
-        *method_statement(info.get("method"), plan, saved, merged),
+        *method_statement(info.get("method"), plan, saved, merged, posthoc=posthoc),
         *usage_lines(saved, merged, repo_id, base, has_tokenizer, attached_methods(checkpoint)),
         f"## Bias before (step {before['step']}) and after (step {step}"
         f"{', post-hoc' if after.get('posthoc') else ''})",
@@ -205,15 +228,18 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
             f"before, {after['heldout_loss']:.4f} after ({change:+.1%}).",
             "",
         ]
+    shown_recipe = info.get("card_recipe", {})
+    if plan.posthoc_only:  # as recorded before untrained runs left out their training keys
+        shown_recipe = untrained_recipe(shown_recipe)
     if run.curve_file.exists():
         lines += ["## Bias curve", "", f"![bias and held-out loss per step]({CURVE_FILE})", ""]
     lines += [
-        "## Training recipe",
+        "## Recipe" if plan.posthoc_only else "## Training recipe",
         "",
         "The keys that shaped this model (paths and evaluation settings left out):",
         "",
         "```yaml",
-        yaml.safe_dump(info.get("card_recipe", {}), sort_keys=True).strip(),
+        yaml.safe_dump(shown_recipe, sort_keys=True).strip(),
         "```",
         "",
         "## Citation",

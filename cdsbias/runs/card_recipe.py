@@ -44,12 +44,29 @@ LOCAL_KEYS = frozenset(
 )
 
 
+#: Training-argument keys that still shape a run that trains nothing (the post-hoc fit's seed).
+UNTRAINED_KEEP = frozenset({"seed"})
+
+
+def untrained_recipe(shown: dict[str, Any]) -> dict[str, Any]:
+    """The keys of ``shown`` that shaped a run that trained nothing (``posthoc_only``):
+    without the corpus treatment (``cds_*``: the post-hoc step reads the text as it is) and
+    the Trainer's arguments (learning rate, steps, batch size...), which never ran."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    training = {f.name for f in dataclasses.fields(TrainingArguments)} - UNTRAINED_KEEP
+    return {k: v for k, v in shown.items() if not k.startswith("cds_") and k not in training}
+
+
 def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
     """The recipe keys that shaped the published model (for its card).
 
     Drops paths and bookkeeping of this machine, the bias-evaluation settings (they
     measure the model, they do not shape it) and the from-scratch keys of a model that
-    was fine-tuned; the base model is named in the card's metadata instead.
+    was fine-tuned; the base model is named in the card's metadata instead. A run that
+    trained nothing keeps only the keys that shaped it (:func:`untrained_recipe`).
     """
     kinds = corpus_kinds(str(effective.get("dataset", "gap")))
     unused = {key for key, shapes in CORPUS_KEYS.items() if not set(kinds) & set(shapes)}
@@ -72,4 +89,4 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
         if key in SCRATCH_KEYS and not effective.get("init_from_scratch"):
             continue
         shown[key] = value
-    return shown
+    return untrained_recipe(shown) if effective.get("posthoc_only") else shown
