@@ -102,7 +102,9 @@ def copy_side_files(checkpoint: Path, staging: Path) -> bool:
     return tokenizer
 
 
-def write_saved_files(checkpoint: Path, method: type[Method], staging: Path, base_id: str) -> None:
+def write_saved_files(
+    checkpoint: Path, method: type[Method], staging: Path, base_id: str
+) -> None:
     """The method's files alone, their config naming the base by ``base_id``.
 
     A training checkpoint names its base by a path of this machine, which nobody who
