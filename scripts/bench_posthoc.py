@@ -116,7 +116,7 @@ def bench_encoding(args: argparse.Namespace) -> None:
 
 
 def bench_inlp(args: argparse.Namespace) -> None:
-    from cdsbias.methods.erasure import inlp_projection
+    from cdsbias.methods.inlp_fit import inlp_projection
 
     rng = np.random.default_rng(args.seed)
     per_class = args.inlp_rows // 3

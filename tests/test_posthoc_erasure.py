@@ -10,10 +10,10 @@ import pytest
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.erasure import (
     AffineErasure,
-    inlp_projection,
     leace_eraser,
     sentence_debias_subspace,
 )
+from cdsbias.methods.inlp_fit import inlp_projection
 
 D = 48
 
@@ -71,7 +71,7 @@ def test_inlp_projection_equals_ben_israel_formula():
     from scipy.linalg import orth
     from sklearn.svm import LinearSVC
 
-    from cdsbias.methods.erasure import INLP_CLASSIFIER, inlp_split
+    from cdsbias.methods.inlp_fit import INLP_CLASSIFIER, inlp_split
 
     x, y, _ = planted(n=200)
     erasure = inlp_projection(x, y, iterations=3)
@@ -155,7 +155,7 @@ def test_inlp_warns_when_its_iterations_can_erase_every_direction():
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.methods import plan_from_values
-    from cdsbias.methods.erasure import InlpCapacityWarning, inlp_capacity
+    from cdsbias.methods.inlp_fit import InlpCapacityWarning, inlp_capacity
 
     assert inlp_capacity(80, 3, 768) is None
     assert inlp_capacity(63, 3, 128) is None  # 126 < 128
@@ -178,7 +178,7 @@ def test_inlp_records_the_dimensions_that_remain():
     """D = 48, three classes: 24 iterations × 2 ≥ 48 warns at the fit; the record says how
     many of the 48 directions are left (d − rank removed, every row counted)."""
     x, y, _ = planted(n=60)
-    from cdsbias.methods.erasure import InlpCapacityWarning
+    from cdsbias.methods.inlp_fit import InlpCapacityWarning
 
     few = inlp_projection(x, y, iterations=2)
     assert few.details["dimensions_remaining"] == D - few.rank_removed

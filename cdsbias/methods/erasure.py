@@ -10,7 +10,9 @@ masked LM's head or hooks it onto the base model's output.
   embeddings centred on their pair mean (:func:`sentence_debias_subspace`).
 * **INLP** (Ravfogel et al. 2020, "Null It Out"): linear classifiers trained one after
   another, each on the data projected onto the nullspaces of the previous ones; ``P`` the
-  projection onto the intersection of all their nullspaces (:func:`inlp_projection`).
+  projection onto the intersection of all their nullspaces
+  (:func:`cdsbias.methods.inlp_fit.inlp_projection`: the iteration and its capacity check
+  live there; this module holds the map and the two closed-form fits).
 * **LEACE** (Belrose et al. 2023, "LEACE: Perfect linear concept erasure in closed form"):
   the least-squares affine map after which no linear classifier beats a constant one —
   the class-conditional means of the erased features are equal (:func:`leace_eraser`).
@@ -124,7 +126,8 @@ def _rank_removed(projection: np.ndarray) -> int:
     return int(d - np.linalg.matrix_rank(projection, hermitian=False))
 
 
-def _as_features(name: str, x: np.ndarray) -> np.ndarray:
+def as_features(name: str, x: np.ndarray) -> np.ndarray:
+    """``x`` as a float64 ``[n, d]`` array; an error naming ``name`` if empty or not finite."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] == 0:
         raise CdsbiasError(f"{name} must be a non-empty [n, hidden] array, got shape {x.shape}.")
@@ -171,7 +174,7 @@ def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -
     from sklearn.decomposition import PCA
 
     start = time.perf_counter()
-    male, female = _as_features("male", male), _as_features("female", female)
+    male, female = as_features("male", male), as_features("female", female)
     if male.shape != female.shape:
         raise CdsbiasError(
             f"SentenceDebias needs aligned pairs: {male.shape[0]} male and {female.shape[0]} "
@@ -204,162 +207,6 @@ def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -
         details={
             "components": components.tolist(),
             "explained_variance_ratio": [float(r) for r in pca.explained_variance_ratio_],
-        },
-    )
-
-
-# -------------------------------------------------------------------------------- INLP
-#: bias-bench's LinearSVC settings (``_apply_nullspace_projection``, "the same classifier
-#: hyperparameters as Liang et al.").
-INLP_CLASSIFIER = {"fit_intercept": False, "class_weight": None, "dual": False, "random_state": 0}
-
-
-class InlpCapacityWarning(UserWarning):
-    """INLP may remove every direction of the hidden states (see :func:`inlp_capacity`)."""
-
-
-def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
-    """A warning text when ``iterations × (classes − 1) ≥ hidden_size``, else None.
-
-    Each INLP iteration removes at least ``classes − 1`` directions (the row space of a
-    ``classes``-way linear classifier, ``classes`` rows one-vs-rest), so at this many
-    iterations the projection can leave the MLM head nothing to read: bias-bench's 80
-    iterations were set for 768-dimensional BERT (80 × 2 = 160 of 768), and on a
-    128-dimensional model they remove all 128 directions. Supported (the fit runs), but
-    the text names the fix.
-    """
-    if iterations * (classes - 1) < hidden_size:
-        return None
-    scaled = max(1, round(iterations * hidden_size / 768))
-    return (
-        f"inlp_iterations={iterations} with {classes} classes removes at least "
-        f"{iterations * (classes - 1)} directions, but the hidden states have only "
-        f"{hidden_size}: INLP can erase every direction and leave the MLM head a constant. "
-        f"bias-bench's 80 is for 768 dimensions; set inlp_iterations lower (e.g. "
-        f"{scaled}, scaled by {hidden_size}/768)."
-    )
-
-
-def _orthonormal_basis(matrix: np.ndarray) -> np.ndarray:
-    """``scipy.linalg.orth``: an orthonormal basis of the column space (INLP's choice)."""
-    from scipy.linalg import orth
-
-    if np.allclose(matrix, 0):
-        return np.zeros((matrix.shape[0], 0))
-    return orth(matrix)
-
-
-def inlp_split(
-    x: np.ndarray, y: np.ndarray, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """bias-bench's split of INLP's features: 30% test, then 30% of the rest as dev.
-
-    ``train_test_split(test_size=0.3, random_state=0)`` twice, as bias-bench's
-    ``_split_gender_dataset``; the test part is not used by the fit (bias-bench drops it
-    too), so train is 49% and dev 21% of the sentences.
-
-    Returns:
-        ``(x_train, y_train, x_dev, y_dev)``.
-    """
-    from sklearn.model_selection import train_test_split
-
-    x_rest, _, y_rest, _ = train_test_split(x, y, test_size=0.3, random_state=seed)
-    x_train, x_dev, y_train, y_dev = train_test_split(
-        x_rest, y_rest, test_size=0.3, random_state=seed
-    )
-    return x_train, y_train, x_dev, y_dev
-
-
-def inlp_projection(
-    x: np.ndarray,
-    y: np.ndarray,
-    iterations: int = 80,
-    *,
-    dev: tuple[np.ndarray, np.ndarray] | None = None,
-    seed: int = 0,
-) -> AffineErasure:
-    """Iterative Nullspace Projection (Ravfogel et al. 2020), with bias-bench's settings.
-
-    Iteration ``i`` trains a linear classifier ``W_i`` (scikit-learn ``LinearSVC`` with
-    :data:`INLP_CLASSIFIER`; one-vs-rest, so ``W_i`` has one row per class when there are
-    three — male, female, neutral — and one row for two classes) on the training features
-    projected onto ``N(W_1) ∩ … ∩ N(W_{i−1})``, records its dev accuracy, and adds
-    ``P_R(W_i) = B_i B_iᵀ`` (``B_i`` an orthonormal basis of ``W_i``'s row space). The
-    projection onto the intersection of all nullspaces is, by Ben-Israel's formula as in
-    Ravfogel et al.'s ``debias.py``, ``P = I − P_R(Σ_i P_R(W_i))``. Since the range of
-    ``Σ_i B_i B_iᵀ`` is the column space of ``[B_1 … B_n]``, this computes the same ``P``
-    as ``I − Q Qᵀ`` with ``Q`` an orthonormal basis of the stacked ``B_i`` — an SVD of a
-    ``d × 3n`` matrix per iteration instead of a ``d × d`` one. Every classifier is kept
-    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
-
-    The hidden size is the features' width (bias-bench hard-codes 768). When
-    ``iterations × (classes − 1)`` reaches it, an :class:`InlpCapacityWarning` names the fix
-    (:func:`inlp_capacity`); ``details["dimensions_remaining"]`` records ``d − rank removed``.
-
-    Args:
-        x: ``[n, d]`` sentence features (bias-bench: the mean over all tokens, special
-            tokens included, of the last hidden layer).
-        y: ``[n]`` class labels (bias-bench: 1 male, 0 female, −1 neutral).
-        iterations: Classifiers trained (``inlp_iterations``; bias-bench's 80).
-        dev: ``(x_dev, y_dev)``; default :func:`inlp_split` of ``x, y``.
-        seed: Seed of that split.
-
-    Returns:
-        The erasure; ``dev_accuracy`` has one entry per iteration.
-
-    Raises:
-        CdsbiasError: On fewer than two classes, mismatched lengths or ``iterations < 1``.
-    """
-    from sklearn.svm import LinearSVC
-
-    x = _as_features("INLP features", x)
-    y = np.asarray(y)
-    if len(y) != len(x):
-        raise CdsbiasError(f"INLP got {len(x)} feature rows but {len(y)} labels.")
-    if iterations < 1:
-        raise CdsbiasError(f"inlp_iterations must be at least 1, got {iterations}.")
-    if dev is None:
-        x_train, y_train, x_dev, y_dev = inlp_split(x, y, seed)
-    else:
-        x_train, y_train = x, y
-        x_dev, y_dev = _as_features("INLP dev features", dev[0]), np.asarray(dev[1])
-    if len(np.unique(y_train)) < 2:
-        raise CdsbiasError("INLP needs at least two classes among its training sentences.")
-    start = time.perf_counter()
-    d = x.shape[1]
-    capacity = inlp_capacity(iterations, len(np.unique(y_train)), d)
-    if capacity:
-        import warnings
-
-        warnings.warn(capacity, InlpCapacityWarning, stacklevel=2)
-    bases: list[np.ndarray] = []
-    removed = np.zeros((d, 0))
-    accuracy: list[float] = []
-    train_now, dev_now = x_train, x_dev
-    for _ in range(iterations):
-        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now, y_train)
-        accuracy.append(float(classifier.score(dev_now, y_dev)))
-        bases.append(_orthonormal_basis(np.atleast_2d(classifier.coef_).T))
-        removed = _orthonormal_basis(np.concatenate(bases, axis=1))
-        # Project the *original* features, as Ravfogel et al. do, so rounding does not
-        # accumulate over iterations.
-        train_now = x_train - (x_train @ removed) @ removed.T
-        dev_now = x_dev - (x_dev @ removed) @ removed.T
-    projection = np.eye(d) - removed @ removed.T
-    return AffineErasure(
-        method="inlp",
-        projection=projection,
-        bias=np.zeros(d),
-        rank_removed=int(removed.shape[1]),
-        dev_accuracy=accuracy,
-        fit_seconds=time.perf_counter() - start,
-        details={
-            "classifier": "sklearn.svm.LinearSVC",
-            "classifier_params": dict(INLP_CLASSIFIER),
-            "iterations": iterations,
-            "dimensions_remaining": d - int(removed.shape[1]),
-            "train_sentences": len(x_train),
-            "dev_sentences": len(x_dev),
         },
     )
 
@@ -403,7 +250,7 @@ def leace_eraser(x: np.ndarray, z: np.ndarray) -> AffineErasure:
         warnings.simplefilter("ignore", DeprecationWarning)
         from concept_erasure import LeaceFitter
 
-    x = _as_features("LEACE features", x)
+    x = as_features("LEACE features", x)
     z = np.asarray(z)
     if len(z) != len(x):
         raise CdsbiasError(f"LEACE got {len(x)} feature rows but {len(z)} labels.")

@@ -6,7 +6,7 @@ their nullspaces is applied to the base model's output.
 Fit sentences, features and classifiers follow bias-bench (Meade et al. 2022): up to 10,000
 sentences per class with its clipping, the mean of the last hidden layer over all tokens
 (special tokens included), scikit-learn ``LinearSVC`` with its settings, 80 iterations
-(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.inlp_projection`). How it
+(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.inlp_fit.inlp_projection`). How it
 is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
 """
 
@@ -57,11 +57,11 @@ class Inlp(ErasureMethod):
 
     def prepare(self, model: Any, tokenizer: Any = None) -> Any:
         """Also warns before training when ``inlp_iterations`` can erase every direction of
-        the model's hidden states (:func:`~cdsbias.methods.erasure.inlp_capacity`; INLP's
+        the model's hidden states (:func:`~cdsbias.methods.inlp_fit.inlp_capacity`; INLP's
         sentences are three classes: male, female, neutral)."""
         import warnings
 
-        from cdsbias.methods.erasure import InlpCapacityWarning, inlp_capacity
+        from cdsbias.methods.inlp_fit import InlpCapacityWarning, inlp_capacity
 
         config = getattr(model, "config", None)
         size = getattr(config, "hidden_size", getattr(config, "dim", None))

@@ -33,7 +33,6 @@ from cdsbias.methods.erasure import (
     INLP,
     SENTENCE_DEBIAS,
     AffineErasure,
-    inlp_projection,
     leace_eraser,
     sentence_debias_subspace,
 )
@@ -46,6 +45,7 @@ from cdsbias.methods.fit_sentences import (
     select_counterfactual_pairs,
     select_inlp_sentences,
 )
+from cdsbias.methods.inlp_fit import inlp_projection
 from cdsbias.scoring.embeddings import encode_sentences
 
 #: bias-bench's ``max_length`` for SentenceDebias's encodings (special tokens included).
