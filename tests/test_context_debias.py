@@ -149,6 +149,28 @@ def test_planted_direction_is_removed(bert, caplog):
     assert drift < 0.3 * scale, (drift, scale)
 
 
+def test_the_frozen_copy_follows_the_model_where_the_trainer_places_it(bert):
+    """The copy is made before the Trainer (accelerate) places the model: cast to float64
+    afterwards (as a move to another dtype or device), the preservation term reads the copy
+    in the model's dtype, so at step 0 it is exactly zero, and the copy stays frozen."""
+    model, tokenizer = load(bert)
+    fn = loss_fn().prepare(model.eval(), tokenizer, CORPUS)
+    frozen = fn._original
+    assert next(frozen.parameters()).dtype == torch.float32
+    model.to(torch.float64)
+    attribute = [e for kind in fn.examples.attribute for e in kind]
+    with torch.no_grad():
+        assert float(fn.preserve_term(model, attribute)) == 0.0  # float32 copy: about 1e-15
+    assert {p.dtype for p in frozen.parameters()} == {torch.float64}
+    assert not frozen.training and not any(p.requires_grad for p in frozen.parameters())
+    # A device works the same way: a model on the meta device (no forward pass runs there)
+    # gets its copy moved to it before the copy is read.
+    model.to("meta")
+    assert fn._placed_copy(model) is frozen
+    assert {p.device.type for p in frozen.parameters()} == {"meta"}
+    assert not frozen.training and not any(p.requires_grad for p in frozen.parameters())
+
+
 def test_lora_original_states_are_the_base_models_bit_for_bit(bert):
     from peft import LoraConfig, get_peft_model
 

@@ -27,7 +27,8 @@ transformer layer). Every choice below is read from their ``src/run_debias_mlm.p
   ``original_model``): for a peft model, the same model inside ``disable_adapter()``; for the
   bottleneck adapter, inside :func:`cdsbias.methods.bottleneck.disabled_adapters`; for full
   fine-tuning, a frozen deep copy whose size is logged — of the run's original model, given
-  separately when a resumed run's model holds its checkpoint's weights.
+  separately when a resumed run's model holds its checkpoint's weights. The copy follows the
+  trained model to the device and dtype the Trainer places it on (it is made before).
 
 Deviations, each deliberate (their code's quirks, not reproduced):
 
@@ -320,9 +321,21 @@ class ContextDebiasLoss:
             switch = disabled_adapters(model)
         else:
             switch = nullcontext()
-        source = model if isinstance(self._original, str) else self._original
+        source = model if isinstance(self._original, str) else self._placed_copy(model)
         with torch.no_grad(), switch, _eval_mode(source):
             return hidden_states(source, ids, attention)
+
+    def _placed_copy(self, model: Any) -> Any:
+        """The frozen copy, first moved where the trained ``model`` is (its device and
+        floating dtype) if it is elsewhere: the copy is made before the Trainer (accelerate)
+        places the model on its device, so it would stay on the CPU beside a model on a GPU.
+        ``Module.to`` keeps it frozen (no grad) and in eval mode."""
+        reference = next(model.parameters())
+        frozen = self._original
+        current = next(frozen.parameters())
+        if current.device != reference.device or current.dtype != reference.dtype:
+            frozen.to(device=reference.device, dtype=reference.dtype)
+        return frozen
 
     def preserve_term(self, model: Any, examples: Sequence[Example]) -> Any:
         """Unweighted ``L_preserve`` on these attribute sentences (all tokens, all layers)."""
