@@ -122,6 +122,10 @@ class Method:
     #: (full weights or another method's files), then :meth:`attach` adds the method, and
     #: :meth:`usage` continues the card's loading code. ``()``: nothing to attach.
     attached_files: ClassVar[tuple[str, ...]] = ()
+    #: What to do instead of training on a folder that holds :attr:`attached_files` (what
+    #: acts on top is not weights: training would train under it and save weights without
+    #: it), for the error ``train.py`` gives.
+    attached_fix: ClassVar[str] = ""
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False
@@ -260,6 +264,13 @@ class Method:
         """Whether ``folder`` holds what this method saves (identified by its first file)."""
         files = cls.files()
         return bool(files) and (Path(folder) / files[0]).is_file()
+
+    @classmethod
+    def attaches(cls, folder: Path) -> bool:
+        """Whether the first of :attr:`attached_files` in ``folder`` says this method acts on
+        top of the model there; read before the other files are fetched from the hub. By
+        default, that the file exists."""
+        return bool(cls.attached_files) and (Path(folder) / cls.attached_files[0]).is_file()
 
     @classmethod
     def saved_config(cls, folder: Path) -> dict[str, Any]:

@@ -73,6 +73,10 @@ class ErasureMethod(Method):
 
     #: A ``posthoc_apply: hook`` run saves the map beside its weights (the record first).
     attached_files = (ERASURE_RECORD, ERASURE_FILE)
+    attached_fix = (
+        "re-run its fit with posthoc_apply: fold (the map folded into the MLM head's "
+        "weights, a plain checkpoint to train on)"
+    )
 
     def __init__(self, options: Any = None, shared: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -172,10 +176,17 @@ class ErasureMethod(Method):
     def holds(cls, folder: Path) -> bool:
         """Whether ``folder`` holds this method's fit applied by a hook (a folded fit is in
         the weights already and is never applied twice)."""
+        folder = Path(folder)
+        files = all((folder / name).is_file() for name in cls.attached_files)
+        return files and cls.attaches(folder)
+
+    @classmethod
+    def attaches(cls, folder: Path) -> bool:
+        """Whether the fit record in ``folder`` is this method's, applied by a hook."""
         import json
 
         folder = Path(folder)
-        if not all((folder / name).is_file() for name in cls.attached_files):
+        if not (folder / ERASURE_RECORD).is_file():
             return False
         try:
             record = json.loads((folder / ERASURE_RECORD).read_text(encoding="utf-8"))

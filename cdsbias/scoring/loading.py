@@ -65,6 +65,7 @@ def load_masked_lm(
     progress: bool = True,
     config_overrides: dict[str, Any] | None = None,
     base_model: str | os.PathLike | None = None,
+    for_training: bool = False,
 ) -> tuple[Any, Any]:
     """Loads ``(model, tokenizer)`` for masked-LM scoring.
 
@@ -78,9 +79,12 @@ def load_masked_lm(
     method attaches it to its base (:meth:`~cdsbias.methods.Method.attach`, not merged, so
     scores equal those of the training run bit for bit). The base comes from the folder's
     config, or is the folder's own full weights (:meth:`~cdsbias.methods.Method.saved_base`);
-    the tokenizer comes from the folder when it has one. A local folder that holds a method
-    to attach on top of its model (the forward hook of a ``posthoc_apply: hook`` run,
-    :func:`cdsbias.methods.attached_methods`) gets it attached.
+    the tokenizer comes from the folder when it has one. A folder that holds a method to
+    attach on top of its model (the forward hook of a ``posthoc_apply: hook`` run,
+    :func:`cdsbias.methods.attached_methods`) gets it attached; so does a hub repository
+    that holds one (its files fetched with ``huggingface_hub``: one more request per hub
+    model, none for a local folder; offline, the cached files, else a warning that names
+    the fix).
 
     Args:
         name_or_path: A hub model id, a local folder or a local adapter folder.
@@ -91,19 +95,23 @@ def load_masked_lm(
             each must be a setting of the model's config.
         base_model: For an adapter folder, the base to load it onto instead of the one its
             config names (e.g. a local copy of that hub model); ignored for a model.
+        for_training: The model is to be trained (``train.py``): a model with a method to
+            attach on top (a hook, not weights) is refused with the fix, since training
+            would train under it and save weights without it.
 
     Returns:
         The model in eval mode and its tokenizer.
 
     Raises:
         CdsbiasError: If the model cannot be loaded or has no usable MLM head, or an
-            adapter's base model is missing.
+            adapter's base model is missing, or (``for_training``) it has a method attached.
     """
     folder = Path(str(name_or_path))
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
     method = saved_method(folder) if folder.is_dir() else None
     if method is not None:
-        return _attach_saved(folder, *_load_saved(folder, method, options, base_model))
+        loaded = _load_saved(folder, method, options, base_model)
+        return _attach_saved(folder, *loaded, for_training=for_training)
     try:
         loaded = _load_model(str(name_or_path), revision=revision, **options)
     except CdsbiasError:
@@ -113,16 +121,29 @@ def load_masked_lm(
         found = _hub_saved_snapshot(str(name_or_path), revision)
         if found is None:
             raise
-        return _load_saved(found[0], found[1], options, base_model)
-    return _attach_saved(folder, *loaded)
+        loaded = _load_saved(found[0], found[1], options, base_model)
+        return _attach_saved(found[0], *loaded, for_training=for_training)
+    if not folder.is_dir():  # a hub repository: its attached files, if it has any
+        folder = _hub_attached_snapshot(str(name_or_path), revision) or folder
+    return _attach_saved(folder, *loaded, for_training=for_training, shown=str(name_or_path))
 
 
-def _attach_saved(folder: Path, model: Any, tokenizer: Any) -> tuple[Any, Any]:
-    """The loaded model with what a local ``folder`` saved to act on top of it (e.g. the
-    forward hook of a ``posthoc_apply: hook`` run: :func:`cdsbias.methods.attached_methods`),
-    so the folder scores what its run scored."""
+def _attach_saved(
+    folder: Path, model: Any, tokenizer: Any, *, for_training: bool = False, shown: str = ""
+) -> tuple[Any, Any]:
+    """The loaded model with what ``folder`` saved to act on top of it (e.g. the forward
+    hook of a ``posthoc_apply: hook`` run: :func:`cdsbias.methods.attached_methods`), so the
+    folder scores what its run scored; ``for_training`` refuses such a folder."""
     if folder.is_dir():
         for method in attached_methods(folder):
+            if for_training:
+                raise CdsbiasError(
+                    f"{shown or folder} holds a {method.title} applied on top of its weights "
+                    f"({', '.join(method.attached_files)}: a forward hook, not weights), so a "
+                    "run on it would train under the hook and save weights without it; "
+                    f"{method.attached_fix or 'apply it to the weights first'}, or train on "
+                    "a copy of the folder without those files (its weights alone)."
+                )
             try:
                 model = method.attach(model, folder)
             except CdsbiasError as exc:
@@ -130,6 +151,60 @@ def _attach_saved(folder: Path, model: Any, tokenizer: Any) -> tuple[Any, Any]:
                     f"Cannot attach the {method.title} saved in {folder}: {exc}"
                 ) from None
     return model, tokenizer
+
+
+def _hub_attached_snapshot(name: str, revision: str | None) -> Path | None:
+    """The local snapshot folder of hub repository ``name`` with the files of a method to
+    attach on top of its model (:attr:`Method.attached_files`), fetched now; None when it
+    holds none. Offline or unreachable, the cached files; when nothing is cached and the
+    hub cannot say whether the repository has such files, a warning names the fix."""
+    import warnings
+
+    from cdsbias.hub import is_repo_id
+
+    if Path(name).exists() or not is_repo_id(name):
+        return None
+    import huggingface_hub
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    for files in dict.fromkeys(cls.attached_files for cls in attaching_methods()):
+        try:  # the first file says whether the method acts (a fit record), then the rest
+            folder = Path(huggingface_hub.hf_hub_download(name, files[0], revision=revision))
+            folder = folder.parent
+            if not any(cls.attaches(folder) for cls in attaching_methods(files)):
+                continue
+            for other in files[1:]:
+                huggingface_hub.hf_hub_download(name, other, revision=revision)
+        except LocalEntryNotFoundError:  # offline, or the hub did not answer: not cached
+            cached = huggingface_hub.try_to_load_from_cache(name, files[0], revision=revision)
+            if cached is None:  # never looked up (a cached "absent" is not None)
+                titles = ", ".join(cls.title for cls in attaching_methods(files))
+                warnings.warn(
+                    f"Could not check whether {name} holds a method to attach on top of its "
+                    f"weights ({titles}: {files[0]}; the hub is unreachable and it is not "
+                    "cached), so it is scored without one. If it was published with a forward "
+                    f"hook, load it once online or download it (`hf download {name}`) and "
+                    "pass the folder.",
+                    stacklevel=3,
+                )
+            continue
+        except (HfHubHTTPError, OSError, ValueError):  # no such file in the repository
+            continue
+        return folder
+    return None
+
+
+def attaching_methods(files: tuple[str, ...] | None = None) -> list[type[Method]]:
+    """The methods with files to attach (:attr:`Method.attached_files`; ``files``: those)."""
+    from cdsbias.methods import load_all
+    from cdsbias.methods.base import REGISTRY
+
+    load_all()
+    return [
+        cls
+        for cls in REGISTRY.values()
+        if cls.attached_files and (files is None or cls.attached_files == files)
+    ]
 
 
 def _hub_saved_snapshot(name: str, revision: str | None) -> tuple[Path, type[Method]] | None:

@@ -127,7 +127,9 @@ def build_model(
     if not model_cfg.init_from_scratch:
         name, revision = model_cfg.model_name_or_path, model_cfg.model_revision
         overrides = _config_overrides(name, revision, plan)
-        model, tokenizer = load_masked_lm(name, revision=revision, config_overrides=overrides)
+        model, tokenizer = load_masked_lm(
+            name, revision=revision, config_overrides=overrides, for_training=True
+        )
         return plan.prepare(model, tokenizer), tokenizer
     streaming = recipe.data.streaming
     if documents is None:
