@@ -196,9 +196,12 @@ class MethodPlan:
         return summary
 
     def unused_keys(self) -> set[str]:
-        """Method keys that did not shape the run (left out of its model card)."""
+        """Method keys that did not shape the run (left out of its model card), the shared
+        keys of a fitted projection included when none was fitted."""
         used = {key for m in self.methods for key in m.option_keys()}
-        return {key for cls in REGISTRY.values() for key in cls.option_keys()} - used
+        unused = {key for cls in REGISTRY.values() for key in cls.option_keys()} - used
+        chosen = self.posthoc.name if self.posthoc is not None else None
+        return unused | {key for key, owners in ERASURE_KEYS.items() if chosen not in owners}
 
     def card_tags(self, *, posthoc: bool = True) -> list[str]:
         """The hub tags of the methods that acted (see :meth:`acted`)."""
