@@ -170,7 +170,10 @@ def test_the_card_of_a_posthoc_only_run_names_only_the_posthoc_method(inlp_run, 
     counts = record["sentences_per_class"]
     assert set(card.data.tags) == {"cdsbias", "gender-bias", "debiasing", "inlp"}
     text = card.text
-    assert "**Method**: INLP (fold), no training: nothing was trained;" in text
+    assert (
+        "**Method**: INLP (fold), no training: the post-hoc method acted on the model as loaded."
+        in text
+    )
     assert (f"fitted once on original sentences of the run's corpus (male {counts['male']}, "
             f"female {counts['female']}, neutral {counts['neutral']}), removing "
             f"{record['rank_removed']} direction(s), and folded into the first layer of the "

@@ -129,7 +129,7 @@ def test_the_card_of_a_posthoc_only_run_shows_before_and_after(posthoc_run, tmp_
     assert "- **Self-Debias**: the reported scores after it were read under Self-Debias" in card
     assert "Schick, T., Udupa, S., & Schütze, H. (2021)" in card
     # Nothing trained: no training method, CDS tag or paper, or trained-parameter count.
-    assert "**Method**: Self-Debias (lambda 50, epsilon 0.01), no training: nothing" in card
+    assert "**Method**: Self-Debias (lambda 50, epsilon 0.01), no training: the post-hoc" in card
     tags = card[: card.index("model-index:")]
     assert "- self-debias" in tags and "counterfactual-data-substitution" not in tags
     # Nor keys that shaped nothing here: training's, CDS's, a fitted projection's.

@@ -67,8 +67,8 @@ def method_statement(
     """
     acted = plan.acted(posthoc=posthoc)
     if plan.posthoc_only:
-        lines = [f"**Method**: {plan.label()}: nothing was trained; the post-hoc method "
-                 "acted on the model as loaded.", ""]  # fmt: skip
+        lines = [f"**Method**: {plan.label()}: the post-hoc method acted on the model as "
+                 "loaded.", ""]  # fmt: skip
         return [*lines, *[f"- **{m.title}**: {m.card_text()}." for m in acted], ""]
     label = (recorded or {}).get("label") or plan.label()
     if plan.posthoc is not None and not posthoc:  # the recorded label ends with it
