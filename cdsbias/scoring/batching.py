@@ -4,7 +4,7 @@
 that :func:`capped_batches` cuts so that a batch's ``ln softmax`` (read rows x vocabulary)
 stays small, and :func:`logits_at` applies the vocabulary projection (the largest matrix of
 a BERT-base) only at the positions that are read, not at every position of every sequence.
-AUL/AULA (:mod:`cdsbias.scoring.unmasked`) batch the same way.
+AUL/AULA (:mod:`cdsbias.scoring.unmasked`) batch the same way (:func:`output_at`).
 """
 
 from __future__ import annotations
@@ -36,12 +36,20 @@ def capped_batches(
 
 
 def logits_at(model: Any, input_ids: Any, attention: Any, gather: Any) -> Any:
-    """Logits ``[batch, columns, vocab]`` of ``model`` at the positions in ``gather``.
+    """Logits ``[batch, columns, vocab]`` of ``model`` at the positions in ``gather``
+    (:func:`output_at`'s ``logits``)."""
+    return output_at(model, input_ids, attention, gather).logits
+
+
+def output_at(model: Any, input_ids: Any, attention: Any, gather: Any, **forward: Any) -> Any:
+    """The output of ``model`` with its ``logits`` ``[batch, columns, vocab]`` at the
+    positions in ``gather`` only.
 
     A forward hook on the encoder replaces its hidden states by the gathered ones, so
     whatever head the architecture has (BERT's ``cls``, RoBERTa's ``lm_head``,
     DistilBERT's ``vocab_*`` layers, ...) runs position-wise on those rows only. The
-    tensors must already be on the model's device.
+    tensors must already be on the model's device; ``forward`` goes to the model's call
+    (e.g. ``output_attentions=True``).
     """
     import torch
 
@@ -59,13 +67,13 @@ def logits_at(model: Any, input_ids: Any, attention: Any, gather: Any) -> Any:
 
     handle = model.base_model.register_forward_hook(select_rows)
     try:
-        logits = model(input_ids=input_ids, attention_mask=attention).logits
+        output = model(input_ids=input_ids, attention_mask=attention, **forward)
     finally:
         handle.remove()
-    if not hooked or logits.shape[1] != gather.shape[1]:
+    if not hooked or output.logits.shape[1] != gather.shape[1]:
         # The head did not consume the hooked output (an unusual architecture):
         # project every position and gather afterwards; slower, same numbers.
-        logits = model(input_ids=input_ids, attention_mask=attention).logits
-        index = gather.unsqueeze(-1).expand(-1, -1, logits.shape[-1])
-        logits = torch.gather(logits, 1, index)
-    return logits
+        output = model(input_ids=input_ids, attention_mask=attention, **forward)
+        index = gather.unsqueeze(-1).expand(-1, -1, output.logits.shape[-1])
+        output.logits = torch.gather(output.logits, 1, index)
+    return output
