@@ -390,7 +390,9 @@ class MaskedLMScorer(TargetEncoding):
                 gather[row, column] = position
                 keep.append(row * columns + column)
         logits = self._logits_at(input_ids, attention, gather)
-        flat = logits.reshape(-1, logits.shape[-1])[torch.as_tensor(keep)]
+        flat = logits.reshape(-1, logits.shape[-1])
+        if len(keep) < flat.shape[0]:  # drop padding columns (indexing copies every row)
+            flat = flat[torch.as_tensor(keep)]
         self.sequences_run += len(sequences)
         return torch.log_softmax(flat.float(), dim=-1)
 
