@@ -71,13 +71,20 @@ def encode_sentences(
         )
     tokenizer = scorer.tokenizer
     distinct = list(dict.fromkeys(sentences))
-    encoded: list[list[int]] = []
-    for sentence in distinct:
-        if not sentence.strip():
-            raise CdsbiasError("An empty sentence cannot be encoded; remove it from the input.")
-        ids = list(tokenizer(sentence, add_special_tokens=True, verbose=False)["input_ids"])
+    if any(not sentence.strip() for sentence in distinct):
+        raise CdsbiasError("An empty sentence cannot be encoded; remove it from the input.")
+    # One tokenizer call for all sentences: per-sentence calls cost more than a small
+    # encoder's forward passes.
+    encoded: list[list[int]] = (
+        [
+            list(ids)
+            for ids in tokenizer(distinct, add_special_tokens=True, verbose=False)["input_ids"]
+        ]
+        if distinct
+        else []
+    )
+    for sentence, ids in zip(distinct, encoded, strict=True):
         scorer.check_length(len(ids), shorten(sentence))
-        encoded.append(ids)
     vectors = np.empty((len(distinct), hidden_size), dtype=np.float64)
     order = sorted(range(len(distinct)), key=lambda i: len(encoded[i]))
     size = scorer.batch_size
