@@ -89,7 +89,6 @@ def batching_bound(
         naive_seconds: Its best unprofiled time on the same work.
         duplicates: Rows per distinct row of the batched run's full input (>= 1).
     """
-    import torch
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
@@ -107,18 +106,7 @@ def batching_bound(
         entry[1] += event.self_cpu_time_total
     flops = sum(f for f, _ in by_weight.values())
     matrix_us = sum(t for _, t in by_weight.values())
-    ideal_seconds = 0.0
-    with torch.inference_mode():
-        for (inner, outer), (shape_flops, _) in by_weight.items():
-            weight, bias = torch.randn(outer, inner), torch.randn(outer)
-            best_rate = 0.0
-            for rows in BATCHED_ROWS:
-                x = torch.randn(rows, inner)
-                run = partial(torch.nn.functional.linear, x, weight, bias)
-                run()  # warm-up
-                seconds = min(_timed(run) for _ in range(3))
-                best_rate = max(best_rate, 2 * rows * inner * outer / seconds)
-            ideal_seconds += shape_flops / best_rate
+    ideal_seconds = sum(f / best_gemm_rate(*shape) for shape, (f, _) in by_weight.items())
     return BatchingBound(
         naive_seconds=naive_seconds,
         flops=flops,
@@ -127,6 +115,22 @@ def batching_bound(
         outside_share=1 - matrix_us / total_us,
         duplicates=duplicates,
     )
+
+
+def best_gemm_rate(inner: int, outer: int) -> float:
+    """FLOP/s of ``linear`` with an ``outer x inner`` weight, best over :data:`BATCHED_ROWS`
+    input rows (best of 3 runs each)."""
+    import torch
+
+    with torch.inference_mode():
+        weight, bias = torch.randn(outer, inner), torch.randn(outer)
+        best = 0.0
+        for rows in BATCHED_ROWS:
+            run = partial(torch.nn.functional.linear, torch.randn(rows, inner), weight, bias)
+            run()  # warm-up
+            seconds = min(_timed(run) for _ in range(3))
+            best = max(best, 2 * rows * inner * outer / seconds)
+    return best
 
 
 def _timed(function: Callable[[], object]) -> float:
