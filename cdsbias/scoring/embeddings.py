@@ -9,7 +9,8 @@ L2-normalise (as May et al. do). One sentence per forward pass means no padding 
 the mean.
 
 :func:`encode_sentences` computes the same numbers fast: distinct sentences only, sorted by
-length and batched, with the padding masked out of attention *and* out of the mean, so each
+length and batched (by rows and by padded tokens, :mod:`cdsbias.scoring.batching`), with
+the padding masked out of attention *and* out of the mean, so each
 row equals the one-sentence-at-a-time encoding (to float32 rounding, ~1e-7).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.scoring.batching import capped_batches, max_batch_tokens
 from cdsbias.scoring.encoding import shorten
 
 #: Ways a sentence's token vectors become one vector.
@@ -88,7 +90,9 @@ def encode_sentences(
     vectors = np.empty((len(distinct), hidden_size), dtype=np.float64)
     order = sorted(range(len(distinct)), key=lambda i: len(encoded[i]))
     size = scorer.batch_size
-    batches = [order[start : start + size] for start in range(0, len(order), size)]
+    lengths = [len(ids) for ids in encoded]
+    tokens = max_batch_tokens(scorer.model)
+    batches = list(capped_batches(order, [0] * len(order), size, 0, lengths, tokens))
     iterator: Any = batches
     if getattr(scorer, "progress", False):
         from tqdm.auto import tqdm

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring.batching import capped_batches, output_at
+from cdsbias.scoring.batching import capped_batches, max_batch_tokens, output_at
 
 #: Sentence scorings of this module.
 UNMASKED_SCORINGS = ("aul", "aula")
@@ -69,8 +69,10 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
     rows = [len(s) for s in distinct]
     # Only positions 1 .. n-2 are scored, so only they go through the vocabulary projection.
     read = [max(n - 2, 0) for n in rows]
-    batches = capped_batches(order, read, scorer.batch_size, scorer._vocab_size)
     model = scorer.model
+    batches = capped_batches(
+        order, read, scorer.batch_size, scorer._vocab_size, rows, max_batch_tokens(model)
+    )
     device = scorer.device
     restore = _eager_attention(model) if attention else None
     try:
