@@ -291,3 +291,18 @@ def test_uncased_models_never_warn_about_case(tiny_bert):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         scorer.target_log_probs(["[MASK] is a nurse."], ["he"])
+
+
+def test_batches_are_capped_by_padded_tokens():
+    from cdsbias.scoring.batching import capped_batches, max_batch_tokens
+
+    # Lengths sorted ascending: 3 items of width 3 are 9 tokens; a 4th of width 5 would be 20.
+    batches = capped_batches([0, 1, 2, 3], [1] * 4, 10, 1, [2, 3, 3, 5], max_tokens=9)
+    assert list(batches) == [[0, 1, 2], [3]]
+    # A single item longer than the cap still runs, alone.
+    assert list(capped_batches([0, 1], [1, 1], 10, 1, [12, 12], max_tokens=9)) == [[0], [1]]
+
+    class Config:
+        intermediate_size = 3072  # BERT-base
+
+    assert max_batch_tokens(type("Model", (), {"config": Config})()) == (1 << 20) // 3072 == 341

@@ -43,6 +43,9 @@ def test_hand_numbers():
     factor = math.exp(-50 * 0.01)
     expected = np.array([0.5, 0.3 * factor, 0.2]) / (0.7 + 0.3 * factor)
     np.testing.assert_allclose(debias_log_probs(log_p, log_q, 50.0, 0.01).exp(), expected)
+    # It works in a buffer of its own: the inputs are left as they were.
+    assert torch.equal(log_q, torch.tensor([0.49, 0.31, 0.2], dtype=torch.float64).log())
+    assert torch.equal(log_p, torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64).log())
 
 
 def test_settings_are_validated():

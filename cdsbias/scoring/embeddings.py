@@ -9,7 +9,8 @@ L2-normalise (as May et al. do). One sentence per forward pass means no padding 
 the mean.
 
 :func:`encode_sentences` computes the same numbers fast: distinct sentences only, sorted by
-length and batched, with the padding masked out of attention *and* out of the mean, so each
+length and batched (by rows and by padded tokens, :mod:`cdsbias.scoring.batching`), with
+the padding masked out of attention *and* out of the mean, so each
 row equals the one-sentence-at-a-time encoding (to float32 rounding, ~1e-7).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.scoring.batching import capped_batches, max_batch_tokens
 from cdsbias.scoring.encoding import shorten
 
 #: Ways a sentence's token vectors become one vector.
@@ -71,17 +73,26 @@ def encode_sentences(
         )
     tokenizer = scorer.tokenizer
     distinct = list(dict.fromkeys(sentences))
-    encoded: list[list[int]] = []
-    for sentence in distinct:
-        if not sentence.strip():
-            raise CdsbiasError("An empty sentence cannot be encoded; remove it from the input.")
-        ids = list(tokenizer(sentence, add_special_tokens=True, verbose=False)["input_ids"])
+    if any(not sentence.strip() for sentence in distinct):
+        raise CdsbiasError("An empty sentence cannot be encoded; remove it from the input.")
+    # One tokenizer call for all sentences: per-sentence calls cost more than a small
+    # encoder's forward passes.
+    encoded: list[list[int]] = (
+        [
+            list(ids)
+            for ids in tokenizer(distinct, add_special_tokens=True, verbose=False)["input_ids"]
+        ]
+        if distinct
+        else []
+    )
+    for sentence, ids in zip(distinct, encoded, strict=True):
         scorer.check_length(len(ids), shorten(sentence))
-        encoded.append(ids)
     vectors = np.empty((len(distinct), hidden_size), dtype=np.float64)
     order = sorted(range(len(distinct)), key=lambda i: len(encoded[i]))
     size = scorer.batch_size
-    batches = [order[start : start + size] for start in range(0, len(order), size)]
+    lengths = [len(ids) for ids in encoded]
+    tokens = max_batch_tokens(scorer.model)
+    batches = list(capped_batches(order, [0] * len(order), size, 0, lengths, tokens))
     iterator: Any = batches
     if getattr(scorer, "progress", False):
         from tqdm.auto import tqdm

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring.batching import capped_batches, logits_at
+from cdsbias.scoring.batching import capped_batches, logits_at, max_batch_tokens
 from cdsbias.scoring.encoding import (
     MASK_PLACEHOLDER,
     EncodedTarget,
@@ -350,7 +350,10 @@ class MaskedLMScorer(TargetEncoding):
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         vocab = self._vocab_size
         read_rows = [len(positions_of) for positions_of in wanted]
-        batches = list(capped_batches(order, read_rows, self.batch_size, vocab))
+        # Padded tokens are capped in the longer of the two passes (Self-Debias's partners).
+        lengths = [len(sequence) for sequence in (partners if debias is not None else sequences)]
+        tokens = max_batch_tokens(self.model)
+        batches = list(capped_batches(order, read_rows, self.batch_size, vocab, lengths, tokens))
         iterator: Any = batches
         if self.progress:
             from tqdm.auto import tqdm
@@ -390,7 +393,9 @@ class MaskedLMScorer(TargetEncoding):
                 gather[row, column] = position
                 keep.append(row * columns + column)
         logits = self._logits_at(input_ids, attention, gather)
-        flat = logits.reshape(-1, logits.shape[-1])[torch.as_tensor(keep)]
+        flat = logits.reshape(-1, logits.shape[-1])
+        if len(keep) < flat.shape[0]:  # drop padding columns (indexing copies every row)
+            flat = flat[torch.as_tensor(keep)]
         self.sequences_run += len(sequences)
         return torch.log_softmax(flat.float(), dim=-1)
 

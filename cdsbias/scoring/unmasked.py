@@ -24,6 +24,7 @@ The choices of their code (``kanekomasahiro/evaluate_bias_in_mlm``, ``evaluate.p
 
 Batched: distinct sentences run once, sorted by length; padding is masked out of attention,
 and padded query rows are left out of ``a_j``, so each score equals the one-sentence pass.
+Only the scored positions ``1 .. n-2`` go through the vocabulary projection.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.scoring.batching import capped_batches
+from cdsbias.scoring.batching import capped_batches, max_batch_tokens, output_at
 
 #: Sentence scorings of this module.
 UNMASKED_SCORINGS = ("aul", "aula")
@@ -65,37 +66,44 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
         scorer.check_length(len(sequence))
     scores = np.full(len(distinct), np.nan)
     order = sorted(range(len(distinct)), key=lambda i: len(distinct[i]))
-    rows = [len(s) for s in distinct]  # every position is projected to the vocabulary
-    batches = capped_batches(order, rows, scorer.batch_size, scorer._vocab_size)
+    rows = [len(s) for s in distinct]
+    # Only positions 1 .. n-2 are scored, so only they go through the vocabulary projection.
+    read = [max(n - 2, 0) for n in rows]
     model = scorer.model
+    batches = capped_batches(
+        order, read, scorer.batch_size, scorer._vocab_size, rows, max_batch_tokens(model)
+    )
+    device = scorer.device
     restore = _eager_attention(model) if attention else None
     try:
         with torch.inference_mode():
             for batch in batches:
                 width = max(rows[i] for i in batch)
+                columns = max(1, max(read[i] for i in batch))
                 input_ids = torch.full((len(batch), width), scorer.pad_id, dtype=torch.long)
                 mask = torch.zeros((len(batch), width), dtype=torch.long)
+                gather = torch.zeros((len(batch), columns), dtype=torch.long)
                 for row, index in enumerate(batch):
                     input_ids[row, : rows[index]] = torch.as_tensor(distinct[index])
                     mask[row, : rows[index]] = 1
-                output = model(
-                    input_ids=input_ids.to(scorer.device),
-                    attention_mask=mask.to(scorer.device),
+                    gather[row, : read[index]] = torch.arange(1, read[index] + 1)
+                output = output_at(
+                    model, input_ids.to(device), mask.to(device), gather.to(device),
                     output_attentions=attention,
-                )
+                )  # fmt: skip
                 scorer.sequences_run += len(batch)
-                logits = output.logits.float()
-                # ln softmax at the token itself: its logit minus the log-normaliser, without
-                # writing a second [batch, length, vocab] tensor.
-                ids = input_ids.to(logits.device).unsqueeze(-1)
-                token = logits.gather(2, ids)[..., 0] - torch.logsumexp(logits, dim=-1)
-                token = token.double().cpu()
+                # ln softmax at the token itself. log_softmax then gather, not logit minus
+                # logsumexp: torch's CPU logsumexp is several times slower than its fused
+                # log_softmax over a [rows, vocab] tensor.
+                ids = torch.gather(input_ids, 1, gather).to(output.logits.device)
+                log_probs = torch.log_softmax(output.logits.float(), dim=-1)
+                token = log_probs.gather(2, ids.unsqueeze(-1))[..., 0].double().cpu()
                 received = _received_attention(output, model) if attention else None
                 for row, index in enumerate(batch):
                     n = rows[index]
                     if n <= 2:
                         continue
-                    values = token[row, 1 : n - 1]
+                    values = token[row, : n - 2]
                     if received is not None:
                         # Mean over the sentence's own query rows (padding rows left out).
                         weights = received[row, :n, :n].mean(dim=0)
