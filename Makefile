@@ -47,7 +47,8 @@ demo: $(STAMP)
 # The German and Danish demos (docs/demo.md): a demo model pre-trained on the language's
 # occupational text, fine-tuned with the language's CDS, scored with its benchmarks. The
 # pre-training budget is the English integration test's (2,000 steps, 40,000 sentences,
-# lr 1.5e-3): 22 min for the model and 5-7 min for the fine-tuning on the loaded 2-core machine.
+# lr 1.5e-3): 22 min for the model and 5-7 min for the fine-tuning on the loaded 2-core machine;
+# with 5-7 other jobs on it, 38 min for the German model and 9-25 min per fine-tuning.
 LANG_DEMO_MODEL = --steps 2000 --sentences 40000 --learning-rate 1.5e-3 \
 	$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),)
 LANG_DEMO_TRAIN = WANDB_MODE=$${WANDB_MODE:-offline} $(VENV)/bin/accelerate launch --cpu \
