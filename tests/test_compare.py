@@ -300,3 +300,17 @@ def test_unreadable_weights_header_counts_as_unknown_with_a_warning(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.warns(UserWarning, match="cannot read the weights header"):
         assert count_saved_parameters(tmp_path) is None
+
+
+def test_python_dash_m_runs_the_command(tmp_path):
+    """``python -m cdsbias`` is the ``cdsbias`` script: same parser, same exit codes."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "cdsbias", "methods"], capture_output=True, text=True
+    )
+    assert listed.returncode == 0 and "lora" in listed.stdout
+    missing = tmp_path / "no-run"
+    failed = subprocess.run(
+        [sys.executable, "-m", "cdsbias", "report", str(missing)], capture_output=True, text=True
+    )
+    assert failed.returncode == 2
+    assert failed.stderr.startswith("error: ") and failed.stderr.count("\n") == 1
