@@ -91,3 +91,28 @@ def test_danish_corpus_gender_follows_each_occupations_list():
     for occupation, n in total.items():
         p = share[occupation]
         assert abs(female[occupation] / n - p) < 4 * math.sqrt(p * (1 - p) / n), occupation
+
+
+def test_danish_model_is_initialised_as_a_64_position_model():
+    # The position table's size shifts every later weight's random initialisation; the
+    # Danish model keeps the 64-position one (docs/demo.md) and only adds rows.
+    from transformers import BertConfig, BertForMaskedLM
+
+    from cdsbias.demo.base_model import _with_positions
+
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = BertForMaskedLM(config)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    longer = _with_positions(model, 256)
+    after = longer.state_dict()
+    table = "bert.embeddings.position_embeddings.weight"
+    assert longer.config.max_position_embeddings == 256 and after[table].shape == (256, 16)
+    assert torch.equal(after[table][:64], before[table])
+    assert all(torch.equal(after[k], v) for k, v in before.items() if k != table)
+    assert longer.cls.predictions.decoder.weight is longer.bert.embeddings.word_embeddings.weight
+    ids = torch.tensor([list(range(1, 41)) * 2])  # 80 positions: a long DaWinoBias sentence
+    assert longer(input_ids=ids).logits.shape == (1, 80, 50)
