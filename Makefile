@@ -71,14 +71,16 @@ demo-de: $(STAMP)
 		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-after
 
 demo-da: $(STAMP)
-	@echo "== 1/3 data: GenDa Lens (DaWinoBias, ABC)$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
+	@echo "== 1/4 data: GenDa Lens (DaWinoBias, ABC)$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
 	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch genda_lens)
-	@echo "== 2/3 Danish demo model (cached in $(DEMO_DIR)-da/base)"
+	@echo "== 2/4 Danish demo model (cached in $(DEMO_DIR)-da/base)"
 	$(CDSBIAS) demo-model --language da $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-da/base
-	@echo "== 3/3 Danish CDS fine-tuning, DaWinoBias and ABC at every checkpoint"
+	@echo "== 3/4 Danish CDS fine-tuning, DaWinoBias and ABC at every checkpoint"
 	$(LANG_DEMO_TRAIN) recipes/demo_da.yaml output_dir=$(DEMO_DIR)-da/run \
 		model_name_or_path=$(DEMO_DIR)-da/base overwrite_output_dir=true $(LANG_BIAS_DATA)
 	$(CDSBIAS) report $(DEMO_DIR)-da/run
+	@echo "== 4/4 the measure that sees the Danish bias: ln P(han)/P(hun) by occupation"
+	$(PY) scripts/danish_pronoun_probe.py $(DEMO_DIR)-da/base $(DEMO_DIR)-da/run
 
 # docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
 # base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every
