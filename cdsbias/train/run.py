@@ -301,15 +301,20 @@ def check_scoring_inputs(recipe: Recipe, benchmarks: list[Any], model: Any, toke
     as the post-hoc point's scorer (:meth:`MethodPlan.wrap_scorer`) will build them
     (:func:`cdsbias.benchmarks.long_rows.check_inputs_fit`: a Self-Debias prefix)."""
     from cdsbias.benchmarks.long_rows import check_inputs_fit
+
+    check_inputs_fit(benchmarks, recipe.method.wrap_scorer(plan_scorer(recipe, model, tokenizer)))
+
+
+def plan_scorer(recipe: Recipe, model: Any, tokenizer: Any) -> Any:
+    """A scorer of the model the run's methods score (:meth:`MethodPlan.scoring_model`),
+    on the model's device, with the recipe's scoring batch size."""
     from cdsbias.scoring import MaskedLMScorer
 
-    plan = recipe.method
-    scored = plan.scoring_model(model)
-    scorer = MaskedLMScorer(
+    scored = recipe.method.scoring_model(model)
+    return MaskedLMScorer(
         scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
         device=next(scored.parameters()).device,
     )  # fmt: skip
-    check_inputs_fit(benchmarks, plan.wrap_scorer(scorer))
 
 
 def corpus_texts(documents: Any, recipe: Recipe) -> Any:
@@ -331,15 +336,10 @@ def apply_posthoc(
     and the result is scored as the run's last point (``posthoc: true`` in
     ``bias_metrics.jsonl``); returns the model to save."""
     from cdsbias.methods.base import PosthocContext
-    from cdsbias.scoring import MaskedLMScorer
     from cdsbias.train.posthoc_fit import main_process_fit
 
     plan = recipe.method
-    scored = plan.scoring_model(model)
-    scorer = MaskedLMScorer(
-        scored, tokenizer, batch_size=recipe.bias.bias_eval_batch_size,
-        device=next(scored.parameters()).device,
-    )  # fmt: skip
+    scorer = plan_scorer(recipe, model, tokenizer)
     texts, seed = corpus_texts(documents, recipe), recipe.training.seed
     main = is_main_process()
     fit = main_process_fit(scorer, texts, seed=seed, main=main)
