@@ -185,14 +185,9 @@ class ContextDebias(Method):
         sets up the original states; returns the frozen copy's memory when one is made.
         ``original()`` loads the run's original model when ``model`` is not it (a resumed
         full-weights run); an adapter switched off needs no copy and never calls it."""
-        from cdsbias.methods.bottleneck import adapters
-        from cdsbias.methods.context_debias_loss import unwrapped
-
-        inner = unwrapped(model)
-        copies = not hasattr(inner, "disable_adapter") and not adapters(inner)
         self.loss = self.build_loss().prepare(
             model, tokenizer, corpus_sentences(documents), max_length=max_length,
-            original=original() if original is not None and copies else None,
+            original=original,
         )  # fmt: skip
         counts = self.loss.examples.counts()
         if self.loss.original_bytes:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import copy
 import logging
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, Literal
 
@@ -179,15 +179,17 @@ class ContextDebiasLoss:
         sentences: Iterable[str],
         *,
         max_length: int | None = None,
-        original: Any = None,
+        original: Callable[[], Any] | None = None,
     ) -> ContextDebiasLoss:
         """Selects the example sentences, sets up the original states, computes ``v``.
 
         ``max_length`` is the longest input the model takes (the caller reads it with
         :func:`cdsbias.scoring.encoding.input_limit`); longer sentences are skipped.
-        ``original`` is the run's original model when ``model`` is not it (a resumed
-        full-weights run holds its checkpoint's weights): it becomes the frozen model of the
-        preservation term and gives ``v``, so both are what the uninterrupted run had.
+        ``original`` loads the run's original model when ``model`` is not it (a resumed
+        full-weights run holds its checkpoint's weights); it is called only where a frozen
+        model is needed (an adapter switched off needs none), and what it loads becomes the
+        frozen model of the preservation term and gives ``v``, so both are what the
+        uninterrupted run had.
 
         Raises:
             CdsbiasError: No stereotype sentence, or an attribute class without a sentence
@@ -213,10 +215,11 @@ class ContextDebiasLoss:
         elif adapters(model):
             self._original = "bottleneck"
         else:
-            if original is not None:  # a fresh model of its own: no copy needed
-                frozen = masked_lm_of(original).eval().requires_grad_(False)
+            if original is not None:  # a resumed run's original, loaded afresh: no copy
+                frozen = masked_lm_of(original())
             else:
-                frozen = copy.deepcopy(masked_lm_of(model)).eval().requires_grad_(False)
+                frozen = copy.deepcopy(masked_lm_of(model))
+            frozen = frozen.eval().requires_grad_(False)
             self._original = frozen
             self.original_bytes = _model_bytes(frozen)
             logger.info(
@@ -224,7 +227,8 @@ class ContextDebiasLoss:
                 "preservation term: %d bytes (%.1f MB).",
                 self.original_bytes, self.original_bytes / 2**20,
             )  # fmt: skip
-        self.refresh_attribute_vectors(model if original is None else self._original)
+        resumed = original is not None and not isinstance(self._original, str)
+        self.refresh_attribute_vectors(self._original if resumed else model)
         return self
 
     def refresh_attribute_vectors(self, model: Any) -> None:
