@@ -26,6 +26,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -119,6 +120,13 @@ class AffineErasure:
         for key in ("hidden_size", "affine"):
             record.pop(key, None)
         return cls(projection=tensors["projection"], bias=tensors["bias"], **record)
+
+
+def read_fit_record(folder: str | Path) -> dict[str, Any] | None:
+    """The fit record :meth:`AffineErasure.save` wrote in ``folder`` (``posthoc_fit.json``),
+    or None when the folder has none."""
+    path = Path(folder) / ERASURE_RECORD
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _rank_removed(projection: np.ndarray) -> int:

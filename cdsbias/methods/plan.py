@@ -339,11 +339,21 @@ def saved_methods() -> list[type[Method]]:
     return [cls for cls in REGISTRY.values() if cls.files()]
 
 
-def attached_methods(folder: str | Path) -> list[type[Method]]:
-    """The methods to attach on top of the model ``folder`` holds (e.g. a forward hook a
-    ``posthoc_apply: hook`` run saved beside its weights; see :attr:`Method.attached_files`)."""
+def attaching_methods(files: tuple[str, ...] | None = None) -> list[type[Method]]:
+    """The methods with files to attach on top of a loaded model
+    (:attr:`Method.attached_files`; ``files``: those files exactly)."""
     from cdsbias.methods import load_all
 
     load_all()
+    return [
+        cls
+        for cls in REGISTRY.values()
+        if cls.attached_files and (files is None or cls.attached_files == files)
+    ]
+
+
+def attached_methods(folder: str | Path) -> list[type[Method]]:
+    """The methods to attach on top of the model ``folder`` holds (e.g. a forward hook a
+    ``posthoc_apply: hook`` run saved beside its weights; see :attr:`Method.attached_files`)."""
     folder = Path(folder)
-    return [cls for cls in REGISTRY.values() if cls.attached_files and cls.holds(folder)]
+    return [cls for cls in attaching_methods() if cls.holds(folder)]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.methods.base import Method, PosthocContext
-from cdsbias.methods.erasure import ERASURE_FILE, ERASURE_RECORD
+from cdsbias.methods.erasure import ERASURE_FILE, ERASURE_RECORD, read_fit_record
 
 #: Shared keys, their defaults (as :class:`~cdsbias.methods.selection.PosthocSelection`).
 SHARED_DEFAULTS: dict[str, Any] = {
@@ -185,12 +185,11 @@ class ErasureMethod(Method):
         """Whether the fit record in ``folder`` is this method's, applied by a hook."""
         import json
 
-        folder = Path(folder)
-        if not (folder / ERASURE_RECORD).is_file():
-            return False
         try:
-            record = json.loads((folder / ERASURE_RECORD).read_text(encoding="utf-8"))
+            record = read_fit_record(folder)
         except (OSError, json.JSONDecodeError):
+            return False
+        if record is None:
             return False
         details = record.get("details") or {}
         return record.get("method") == cls.name and details.get("posthoc_apply") == "hook"
@@ -244,13 +243,9 @@ class ErasureMethod(Method):
 
     def read_run(self, folder: Path) -> None:
         """Reads the run's fit record (``posthoc_fit.json``) for :meth:`card_text`."""
-        import json
-
-        path = Path(folder) / ERASURE_RECORD
-        if path.is_file():
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if record.get("method") == self.name:
-                self.record = record
+        record = read_fit_record(folder)
+        if record is not None and record.get("method") == self.name:
+            self.record = record
 
     def card_text(self) -> str:
         """What was fitted, on which sentences (with the run's record: how many per class

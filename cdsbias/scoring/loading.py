@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.methods import Method, attached_methods, saved_method, saved_methods
+from cdsbias.methods import (
+    Method,
+    attached_methods,
+    attaching_methods,
+    saved_method,
+    saved_methods,
+)
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -192,19 +198,6 @@ def _hub_attached_snapshot(name: str, revision: str | None) -> Path | None:
             continue
         return folder
     return None
-
-
-def attaching_methods(files: tuple[str, ...] | None = None) -> list[type[Method]]:
-    """The methods with files to attach (:attr:`Method.attached_files`; ``files``: those)."""
-    from cdsbias.methods import load_all
-    from cdsbias.methods.base import REGISTRY
-
-    load_all()
-    return [
-        cls
-        for cls in REGISTRY.values()
-        if cls.attached_files and (files is None or cls.attached_files == files)
-    ]
 
 
 def _hub_saved_snapshot(name: str, revision: str | None) -> tuple[Path, type[Method]] | None:
