@@ -54,16 +54,20 @@ LANG_DEMO_MODEL = --steps 2000 --sentences 40000 --learning-rate 1.5e-3 \
 LANG_DEMO_TRAIN = WANDB_MODE=$${WANDB_MODE:-offline} $(VENV)/bin/accelerate launch --cpu \
 	--num_processes 1 --num_machines 1 --mixed_precision no --dynamo_backend no train.py
 LANG_BIAS_DATA = $(if $(DATA_MIRROR),bias_data_dir=$(DATA_MIRROR),)
+# Steps 2 and 3 of a language demo: $(call LANG_DEMO_RUN,code,Language,its benchmarks).
+define LANG_DEMO_RUN
+	@echo "== 2/4 $(2) demo model (cached in $(DEMO_DIR)-$(1)/base)"
+	$(CDSBIAS) demo-model --language $(1) $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-$(1)/base
+	@echo "== 3/4 $(2) CDS fine-tuning, $(3) at every checkpoint"
+	$(LANG_DEMO_TRAIN) recipes/demo_$(1).yaml output_dir=$(DEMO_DIR)-$(1)/run \
+		model_name_or_path=$(DEMO_DIR)-$(1)/base overwrite_output_dir=true $(LANG_BIAS_DATA)
+	$(CDSBIAS) report $(DEMO_DIR)-$(1)/run
+endef
 
 demo-de: $(STAMP)
 	@echo "== 1/4 data: BEC-Pro (German)$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
 	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch becpro)
-	@echo "== 2/4 German demo model (cached in $(DEMO_DIR)-de/base)"
-	$(CDSBIAS) demo-model --language de $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-de/base
-	@echo "== 3/4 German CDS fine-tuning, BEC-Pro DE at every checkpoint"
-	$(LANG_DEMO_TRAIN) recipes/demo_de.yaml output_dir=$(DEMO_DIR)-de/run \
-		model_name_or_path=$(DEMO_DIR)-de/base overwrite_output_dir=true $(LANG_BIAS_DATA)
-	$(CDSBIAS) report $(DEMO_DIR)-de/run
+	$(call LANG_DEMO_RUN,de,German,BEC-Pro DE)
 	@echo "== 4/4 the measure that sees the German bias: BEC-Pro DE, target=profession"
 	$(CDSBIAS) evaluate $(DEMO_DIR)-de/base -b becpro --language de --option target=profession \
 		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-before
@@ -73,12 +77,7 @@ demo-de: $(STAMP)
 demo-da: $(STAMP)
 	@echo "== 1/4 data: GenDa Lens (DaWinoBias, ABC)$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
 	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch genda_lens)
-	@echo "== 2/4 Danish demo model (cached in $(DEMO_DIR)-da/base)"
-	$(CDSBIAS) demo-model --language da $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-da/base
-	@echo "== 3/4 Danish CDS fine-tuning, DaWinoBias and ABC at every checkpoint"
-	$(LANG_DEMO_TRAIN) recipes/demo_da.yaml output_dir=$(DEMO_DIR)-da/run \
-		model_name_or_path=$(DEMO_DIR)-da/base overwrite_output_dir=true $(LANG_BIAS_DATA)
-	$(CDSBIAS) report $(DEMO_DIR)-da/run
+	$(call LANG_DEMO_RUN,da,Danish,DaWinoBias and ABC)
 	@echo "== 4/4 the measure that sees the Danish bias: ln P(han)/P(hun) by occupation"
 	$(PY) scripts/danish_pronoun_probe.py $(DEMO_DIR)-da/base $(DEMO_DIR)-da/run
 
