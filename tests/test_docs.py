@@ -216,6 +216,28 @@ def test_the_pages_hold_commands():
     assert set(expected) <= pages
 
 
+def test_python_blocks_on_the_pages_compile():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for block in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M):
+            line = text[: block.start()].count("\n") + 2
+            compile(block.group(1), f"{page.relative_to(REPO)}:{line}", "exec")
+
+
+def test_scoring_page_python_example_runs(real_vocab_bert, capsys):
+    """docs/scoring.md's Python example as written, on a random BERT with bert-base-uncased's
+    vocabulary in place of the hub model, and 200 bootstrap resamples in place of 2,000."""
+    text = (REPO / "docs" / "scoring.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert '"bert-base-uncased"' in code and "n_resamples=2000" in code
+    code = code.replace('"bert-base-uncased"', repr(str(real_vocab_bert)))
+    namespace: dict = {}
+    exec(compile(code.replace("n_resamples=2000", "n_resamples=200"), "docs/scoring.md", "exec"),
+         namespace)  # fmt: skip
+    assert "gap_male" in namespace["result"].metrics
+    assert "verdict" in capsys.readouterr().out.lower()
+
+
 def test_the_front_page_links_every_docs_page():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     unlinked = [p.name for p in PAGES[1:] if f"](docs/{p.name})" not in readme]
