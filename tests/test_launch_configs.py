@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((REPO / "recipes" / "accelerate").glob("*.yaml"))
 
 # What each config is for: distributed type, mixed precision, processes. A new config needs a
-# line here and a row in the README's launch-config table (which says what it was run on).
+# line here and a row in docs/recipes.md's launch-config table (which says what it was run on).
 EXPECTED = {
     "single_gpu": ("NO", "no", 1),
     "multi_gpu": ("MULTI_GPU", "no", 2),

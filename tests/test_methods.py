@@ -232,7 +232,7 @@ def test_bottleneck_save_and_load_round_trip(zoo, arch, tmp_path):
     assert (config.model_type, config.reduction_factor, config.non_linearity) == (
         model.config.model_type, 4, "relu",
     )  # fmt: skip
-    # The loading snippet of the README and the module docstring.
+    # The loading snippet of docs/method_keys.md and the module docstring.
     fresh, _ = load_masked_lm(config.base_model_name_or_path, progress=False)
     assert torch.equal(scores(load_bottleneck(fresh, folder).eval(), tokenizer), trained)
     # load_masked_lm reads the base from the adapter's config (and its tokenizer).
@@ -276,7 +276,7 @@ def test_lora_folder_loads_with_its_base_and_tokenizer(zoo, tmp_path):
     }
     loaded, loaded_tokenizer = load_masked_lm(folder, progress=False)
     assert torch.equal(scores(loaded, loaded_tokenizer), trained)
-    # The README's snippet: peft on a plain transformers model.
+    # docs/method_keys.md's snippet: peft on a plain transformers model.
     from peft import PeftModel
     from transformers import AutoModelForMaskedLM
 

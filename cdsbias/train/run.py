@@ -54,7 +54,7 @@ def refuse_fsdp_without_accelerator(training: Any) -> None:
     ``ACCELERATE_USE_FSDP=true``, but accelerate applies it only when the processes sit on
     GPUs (or another accelerator): on CPU processes (gloo) it trains plain DDP, and without
     ``use_cpu`` on a GPU-less machine each process trains alone. torch's FSDP itself runs on
-    CPU/gloo; accelerate just never selects it there (README, "Launch configs").
+    CPU/gloo; accelerate just never selects it there (docs/recipes.md, "Launch configs").
 
     Args:
         training: The run's ``TrainingArguments``.
