@@ -154,3 +154,24 @@ def test_self_debias_recipe_refuses_aul(tmp_path, becpro):
     # Without Self-Debias the same list is a valid recipe.
     recipe = load_recipe(SMOKE, overrides(tmp_path / "y", becpro, spec))
     assert recipe is not None
+
+
+# ------------------------------------------------------------------------ training run
+@pytest.mark.filterwarnings("ignore::cdsbias.scoring.language.LanguageMismatchWarning")
+def test_a_training_run_logs_and_plots_each_scoring(tmp_path, becpro, base):
+    from tests_helpers import fine_tune
+
+    from cdsbias.runs.points import read_points
+
+    spec = f"{{crows_pairs: {{data_file: {CROWS}, scoring: [aul, aula]}}}}"
+    out = fine_tune(tmp_path / "run", becpro, base, f"bias_benchmarks={spec}")
+    point = read_points(out)[-1]["benchmarks"]["crows_pairs"]
+    assert {"aul/metric_score", "aula/metric_score_gender"} <= set(point["metrics"])
+    assert [h["key"] for h in point["headline"]] == [
+        "aul/metric_score", "aul/metric_score_gender", "aula/metric_score",
+        "aula/metric_score_gender",
+    ]  # fmt: skip
+    assert any(label.endswith("[aula]") for label in point["curve"])
+    rows = pd.read_csv(out / "bias" / f"step-{read_points(out)[-1]['step']}" / "crows_pairs"
+                       / "rows.tsv", sep="\t")  # fmt: skip
+    assert {"aul/sent_more_score", "aula/sent_more_score"} <= set(rows.columns)
