@@ -121,7 +121,30 @@ def test_bad_lists_are_clear_errors():
         build_benchmark("stereoset", {"scoring": "aul,nangia"})
 
 
+def test_published_values_are_named_per_scoring():
+    bench = build_benchmark("crows_pairs", {"scoring": ["bias_bench", "aul"]})
+    notes = bench.published_notes(
+        "bert-base-uncased",
+        {"bias_bench/metric_score_gender": 58.0, "aul/metric_score_gender": 51.0},
+    )
+    assert len(notes) == 2 and notes[0].startswith("bias_bench/metric_score_gender: measured 58;")
+    assert "not like for like" not in notes[0]  # the paper's scoring
+    assert notes[1].startswith("aul/metric_score_gender: measured 51;")
+    assert "scoring is 'aul' here, 'bias_bench' there" in notes[1]
+
+
 # ------------------------------------------------------------------------- Self-Debias
+def test_self_debias_scores_a_list_of_masked_scorings_only():
+    assert (
+        build_benchmark("crows_pairs", {"scoring": ["nangia", "bias_bench"]}).self_debias_conflict()
+        is None
+    )
+    conflict = build_benchmark(
+        "crows_pairs", {"scoring": ["bias_bench", "aula"]}
+    ).self_debias_conflict()
+    assert conflict.endswith("use --option crows_pairs.scoring=bias_bench")
+
+
 @pytest.mark.parametrize(
     ("name", "scoring", "fix"),
     [
