@@ -102,15 +102,22 @@ def check_value(key: str, value: Any, annotation: Any, what: str = "recipe key")
         if type(None) in args and not takes_text and str(value).lower() in ("none", "null"):
             return None
         errors = []
+        # A list's error where a list was given (or "a,b"), else a scalar's: `x | list[x]`
+        # then says which choice was meant instead of naming the whole union.
+        wants_list = isinstance(value, list | tuple) or (isinstance(value, str) and "," in value)
         for option in args:
             if option is type(None):
                 continue
             try:
                 return check_value(key, value, option, what)
             except CdsbiasError as exc:
-                errors.append(str(exc))
+                is_list = typing.get_origin(option) in (list, tuple)
+                errors.append((is_list == wants_list, str(exc)))
+        closest = list(dict.fromkeys(text for fits, text in errors if fits))
+        if len(closest) == 1 and isinstance(value, str | list | tuple):
+            raise CdsbiasError(closest[0])
         if len(errors) == 1:
-            raise CdsbiasError(errors[0])
+            raise CdsbiasError(errors[0][1])
         raise CdsbiasError(f"{what} '{key}' expects {describe_type(annotation)}, got {value!r}.")
     if origin in (list, tuple):
         if isinstance(value, str):

@@ -28,7 +28,9 @@ the script prints rows/s for each, the ratio and the largest |difference| of the
 reach the vocabulary size, where float32 noise is ~1e-2 in absolute terms). Below the rows
 whose reference already runs one pass per sentence (SEAT, AUL, AULA) it prints the largest
 ratio any batching can reach on this machine, measured in the same run (``scripts/_bound.py``),
-and the verdict on the 10x target.
+and the verdict on the 10x target. Last, ``--several aul,aula`` times that list of scorings
+in one ``evaluate`` against one ``evaluate`` per scoring (``scripts/_shared_passes.py``:
+ratio, bound, and whether every metric matches).
 
 Usage:
     python scripts/bench_suite.py                        # random 4 x 256 BERT, real vocab
@@ -54,6 +56,7 @@ import numpy as np
 import pandas as pd
 from _bound import batching_bound
 from _models import build_random_bert
+from _shared_passes import compare_shared_passes
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = ("abc", "crows_pairs", "stereoset", "seat")
@@ -307,6 +310,8 @@ def main() -> None:
         default="nangia,aul",
         help="comma-separated CrowS-Pairs scorings, one row each (nangia, bias_bench, aul, aula)",
     )
+    parser.add_argument("--several", default="aul,aula", help="scorings in one evaluate")
+    parser.add_argument("--several-sample", type=int, default=200, help="rows for --several")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     parser.add_argument("--seed", type=int, default=0)
@@ -395,6 +400,12 @@ def main() -> None:
             # The loop already runs one pass per sentence: only batching is left to gain.
             bound = batching_bound(naive_fn, naive_seconds, len(texts) / len(set(texts)))
             print("\n".join(f"{'':<13} {line}" for line in bound.lines(ours_rate / naive_rate, 10)))
+    if "crows_pairs" in names and args.several:
+        scorer = MaskedLMScorer(model, tokenizer, batch_size=args.batch_size)
+        several = [s.strip() for s in args.several.split(",")]
+        lines = compare_shared_passes(get_benchmark("crows_pairs"), scorer, several, args,
+                                      data_dir=args.data_dir)  # fmt: skip
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from cdsbias.errors import CdsbiasError
 
 _NOT_BENCHMARKS = {
     "base", "results", "long_rows", "masked_pronoun", "becpro_bartl2020", "becpro_report",
-    "published", "kurita_probe",
+    "published", "kurita_probe", "scorings",
 }  # fmt: skip
 
 #: What is scored when nothing is named (the CLI's and the recipes' default).

@@ -46,7 +46,7 @@ import math
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -133,6 +133,9 @@ class ABC(Benchmark):
     curve_title = "ABC effect (95% CI over triples)"
     curve_ylabel = "log2(median relative female / male)"
     hub_dataset = ("genda-lens/abc", "ABC (GenDa Lens, Danish)")
+    unmasked_scorings: ClassVar[dict[str, str]] = {
+        "genda": "every token of unmasked sentences (GenDa Lens' perplexity)"
+    }
     citation = (
         "González, A. V., Barrett, M., Hvingelby, R., Webster, K., & Søgaard, A. (2020). Type "
         "B Reflexivization as an Unambiguous Testbed for Multilingual Multi-Task Gender Bias. "
@@ -158,15 +161,6 @@ class ABC(Benchmark):
         )
 
     # --------------------------------------------------------------- scoring
-    def self_debias_conflict(self) -> str | None:
-        if self.options.scoring == "genda":
-            return (
-                "scoring=genda reads every token of unmasked sentences (GenDa Lens' "
-                "perplexity) and Self-Debias decays masked predictions only; use "
-                "--option abc.scoring=pll"
-            )
-        return None
-
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         """Adds ``score_reflexive``, ``score_male``, ``score_female`` and the relatives."""
         if len(rows) == 0:

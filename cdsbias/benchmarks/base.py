@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.long_rows import score_naming_long_rows
 from cdsbias.benchmarks.published import PublishedValue, published_notes
 from cdsbias.benchmarks.results import (
@@ -95,6 +96,9 @@ class Benchmark(ABC):
     dataset: ClassVar[str | None] = None
     #: Values papers published for hub models (:mod:`cdsbias.benchmarks.published`).
     published: ClassVar[tuple[PublishedValue, ...]] = ()
+    #: Values of the ``scoring`` option that read no masked position, with what they read
+    #: instead; Self-Debias refuses them (:func:`cdsbias.benchmarks.scorings.unmasked_conflict`).
+    unmasked_scorings: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
         self,
@@ -127,7 +131,10 @@ class Benchmark(ABC):
         return dataclasses.asdict(self.options)
 
     def headline_metrics(self) -> tuple[Metric, ...]:
-        """The metrics a reader looks at first; by default :attr:`headline`."""
+        """The metrics a reader looks at first; by default :attr:`headline` (per scoring
+        where the options name several, :mod:`cdsbias.benchmarks.scorings`)."""
+        if scorings.several(self):
+            return scorings.headline_metrics(self)
         return self.headline
 
     # ------------------------------------------------------------------ data
@@ -227,8 +234,9 @@ class Benchmark(ABC):
 
     def self_debias_conflict(self) -> str | None:
         """Why Self-Debias cannot score this benchmark with the options chosen (it reads
-        unmasked positions, or runs the model outside the scorer), or None."""
-        return None
+        unmasked positions, or runs the model outside the scorer), or None; by default, a
+        chosen scoring among :attr:`unmasked_scorings`."""
+        return scorings.unmasked_conflict(self)
 
     def _summarize_quietly(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
         """:meth:`summarize`, saying once which headline statistic is undefined and why.
@@ -288,6 +296,8 @@ class Benchmark(ABC):
         """``published: X (source; protocol)`` lines for the measured ``metrics`` of hub
         model ``model_id``, naming what differs from the paper's protocol (see
         :func:`cdsbias.benchmarks.published.published_notes`); none for other models."""
+        if scorings.several(self):
+            return scorings.published_notes(self, model_id, metrics)
         return published_notes(
             self.published, model_id, metrics, self.option_values(),
             own_data=self.data_file is not None,

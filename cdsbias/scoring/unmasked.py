@@ -39,6 +39,8 @@ from cdsbias.scoring.batching import capped_batches, max_batch_tokens, output_at
 
 #: Sentence scorings of this module.
 UNMASKED_SCORINGS = ("aul", "aula")
+#: What they read (no masked position), for the benchmarks that refuse Self-Debias on them.
+UNMASKED_READS = "every token of the unmasked sentences (Kaneko & Bollegala 2022)"
 
 
 def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: str) -> np.ndarray:
@@ -56,15 +58,35 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
         CdsbiasError: An unknown scoring, an input longer than the model takes, or
             ``aula`` on a model that returns no attention weights.
     """
+    return unmasked_score_sets(scorer, sequences, (scoring,))[scoring]
+
+
+def unmasked_score_sets(
+    scorer: Any, sequences: Sequence[Sequence[int]], scorings: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Every scoring of ``scorings`` (``aul``, ``aula`` or both) from ONE pass per sentence.
+
+    AULA's pass returns the attention weights with the logits, so AUL comes with it: both
+    read the same log-probabilities, as in Kaneko & Bollegala's ``calculate_aul``. Alone,
+    AUL runs the model's own attention kernel (SDPA, no weights); from the shared eager pass
+    its scores differ from that run's by float rounding only (<= 1e-6 on the test models).
+
+    Returns:
+        ``{scoring: scores}`` as :func:`unmasked_scores` returns them.
+
+    Raises:
+        CdsbiasError: As :func:`unmasked_scores`.
+    """
     import torch
 
-    if scoring not in UNMASKED_SCORINGS:
-        raise CdsbiasError(f"Unknown scoring {scoring!r}; choose aul or aula.")
-    attention = scoring == "aula"
+    for scoring in scorings:
+        if scoring not in UNMASKED_SCORINGS:
+            raise CdsbiasError(f"Unknown scoring {scoring!r}; choose aul or aula.")
+    attention = "aula" in scorings
     distinct = list(dict.fromkeys(tuple(s) for s in sequences))
     for sequence in distinct:
         scorer.check_length(len(sequence))
-    scores = np.full(len(distinct), np.nan)
+    scores = {scoring: np.full(len(distinct), np.nan) for scoring in scorings}
     order = sorted(range(len(distinct)), key=lambda i: len(distinct[i]))
     rows = [len(s) for s in distinct]
     # Only positions 1 .. n-2 are scored, so only they go through the vocabulary projection.
@@ -104,16 +126,18 @@ def unmasked_scores(scorer: Any, sequences: Sequence[Sequence[int]], scoring: st
                     if n <= 2:
                         continue
                     values = token[row, : n - 2]
+                    if "aul" in scores:
+                        scores["aul"][index] = float(values.mean())
                     if received is not None:
                         # Mean over the sentence's own query rows (padding rows left out).
                         weights = received[row, :n, :n].mean(dim=0)
-                        values = values * weights[1 : n - 1]
-                    scores[index] = float(values.mean())
+                        scores["aula"][index] = float((values * weights[1 : n - 1]).mean())
     finally:
         if restore is not None:
             model.set_attn_implementation(restore)
     position = {sequence: i for i, sequence in enumerate(distinct)}
-    return scores[[position[tuple(s)] for s in sequences]] if sequences else np.empty(0)
+    where = [position[tuple(s)] for s in sequences]
+    return {name: values[where] if sequences else np.empty(0) for name, values in scores.items()}
 
 
 def _eager_attention(model: Any) -> str | None:
