@@ -106,9 +106,13 @@ class Benchmark(ABC):
     ) -> None:
         language = language or self.languages[0]
         if language not in self.languages:
+            from cdsbias.cds.languages import alias_hint
+
+            hint = alias_hint(language, self.languages)
             raise CdsbiasError(
                 f"Benchmark '{self.name}' has no '{language}' data; it supports "
                 f"{', '.join(self.languages)} (the default is {self.languages[0]})."
+                + (f" {hint}" if hint else "")
             )
         self.data_file = Path(data_file) if data_file else None
         self.data_dir = Path(data_dir) if data_dir else None

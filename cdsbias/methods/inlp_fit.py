@@ -23,25 +23,38 @@ class InlpCapacityWarning(UserWarning):
     """INLP may remove every direction of the hidden states (see :func:`inlp_capacity`)."""
 
 
-def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
-    """A warning text when ``iterations × (classes − 1) ≥ hidden_size``, else None.
+def directions_per_iteration(classes: int) -> int:
+    """The most directions one INLP iteration removes: the rank of its classifier's weight
+    matrix, which has one row per class with three or more classes (scikit-learn's
+    one-vs-rest ``LinearSVC``) and a single row with two."""
+    return classes if classes > 2 else 1
 
-    Each INLP iteration removes at least ``classes − 1`` directions (the row space of a
-    ``classes``-way linear classifier, ``classes`` rows one-vs-rest), so at this many
-    iterations the projection can leave the MLM head nothing to read: bias-bench's 80
-    iterations were set for 768-dimensional BERT (80 × 2 = 160 of 768), and on a
-    128-dimensional model they remove all 128 directions. Supported (the fit runs), but
-    the text names the fix.
+
+def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
+    """A warning text when ``iterations`` can remove every direction of the hidden states,
+    else None.
+
+    Iteration ``i`` removes the row space of its classifier ``W_i``, up to
+    :func:`directions_per_iteration` directions: 3 with bias-bench's three classes (male,
+    female, neutral; ``coef_`` is ``3 × d``), 1 with two. The warning fires when
+    ``iterations × that ≥ hidden_size``, where the projection can leave the MLM head nothing
+    to read. bias-bench's 80 iterations were set for 768-dimensional BERT: 80 × 3 = 240 of
+    768 directions at most; on the demo's 128-dimensional model they remove all 128 (43
+    iterations already can: 43 × 3 = 129), and 10 iterations remove 30. Supported (the fit
+    runs), but the text names the fix.
     """
-    if iterations * (classes - 1) < hidden_size:
+    per_iteration = directions_per_iteration(classes)
+    if iterations * per_iteration < hidden_size:
         return None
-    scaled = max(1, round(iterations * hidden_size / 768))
+    # bias-bench's share of directions (iterations scaled by hidden/768), kept below the
+    # hidden size so the suggestion itself does not warn.
+    scaled = max(1, min(round(iterations * hidden_size / 768), (hidden_size - 1) // per_iteration))
     return (
-        f"inlp_iterations={iterations} with {classes} classes removes at least "
-        f"{iterations * (classes - 1)} directions, but the hidden states have only "
-        f"{hidden_size}: INLP can erase every direction and leave the MLM head a constant. "
-        f"bias-bench's 80 is for 768 dimensions; set inlp_iterations lower (e.g. "
-        f"{scaled}, scaled by {hidden_size}/768)."
+        f"inlp_iterations={iterations} with {classes} classes can remove up to "
+        f"{iterations * per_iteration} directions ({per_iteration} per iteration, the rows of "
+        f"its classifier), but the hidden states have only {hidden_size}: INLP can erase every "
+        f"direction and leave the MLM head a constant. bias-bench's 80 is for 768 dimensions; "
+        f"set inlp_iterations lower (e.g. {scaled}, scaled by {hidden_size}/768)."
     )
 
 
@@ -98,7 +111,8 @@ def inlp_projection(
     (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
 
     The hidden size is the features' width (bias-bench hard-codes 768). When
-    ``iterations × (classes − 1)`` reaches it, an :class:`InlpCapacityWarning` names the fix
+    ``iterations ×`` :func:`directions_per_iteration` reaches it, an
+    :class:`InlpCapacityWarning` names the fix
     (:func:`inlp_capacity`); ``details["dimensions_remaining"]`` records ``d − rank removed``.
 
     Args:
