@@ -17,6 +17,7 @@ from cdsbias.methods import (
     saved_method,
     saved_methods,
 )
+from cdsbias.methods.head_fold import remember_folded
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -139,8 +140,14 @@ def _attach_saved(
 ) -> tuple[Any, Any]:
     """The loaded model with what ``folder`` saved to act on top of it (e.g. the forward
     hook of a ``posthoc_apply: hook`` run: :func:`cdsbias.methods.attached_methods`), so the
-    folder scores what its run scored; ``for_training`` refuses such a folder."""
+    folder scores what its run scored; ``for_training`` refuses such a folder. A folded fit
+    (``posthoc_apply: fold``) is in the weights already; the model only records its map, so
+    that sentence encodings are read through it as the run read them
+    (:func:`cdsbias.methods.head_fold.remember_folded`; not for training, whose encoder
+    would change under it)."""
     if folder.is_dir():
+        if not for_training:
+            model = remember_folded(model, folder)
         for method in attached_methods(folder):
             if for_training:
                 raise CdsbiasError(
