@@ -67,7 +67,8 @@ def test_inlp_removes_at_most_three_directions_per_iteration_and_kills_the_probe
 
 
 def test_inlp_projection_equals_ben_israel_formula():
-    """P = I − P_R(Σ P_R(W_i)) as in Ravfogel et al.'s debias.py, from the same classifiers."""
+    """P = I − P_R(Σ P_R(W_i)) as in Ravfogel et al.'s debias.py, from the same classifiers,
+    each trained on features times bias-bench's zero-rate dropout scale 1/(1 − 0 + 1e-6)."""
     from scipy.linalg import orth
     from sklearn.svm import LinearSVC
 
@@ -78,7 +79,7 @@ def test_inlp_projection_equals_ben_israel_formula():
     x_train, y_train, _, _ = inlp_split(x, y)
     rowspaces, p, current = [], np.eye(D), x_train
     for _ in range(3):
-        w = LinearSVC(**INLP_CLASSIFIER).fit(current, y_train).coef_
+        w = LinearSVC(**INLP_CLASSIFIER).fit(current * (1.0 / (1 - 0 + 1e-6)), y_train).coef_
         basis = orth(w.T)
         rowspaces.append(basis @ basis.T)
         q = orth(np.sum(rowspaces, axis=0))

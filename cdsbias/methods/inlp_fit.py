@@ -17,6 +17,11 @@ from cdsbias.methods.erasure import AffineErasure, as_features
 #: bias-bench's LinearSVC settings (``_apply_nullspace_projection``, "the same classifier
 #: hyperparameters as Liang et al.").
 INLP_CLASSIFIER = {"fit_intercept": False, "class_weight": None, "dual": False, "random_state": 0}
+#: What bias-bench multiplies INLP's training features by before each classifier: its
+#: dropout mask at ``dropout_rate=0`` is all ones times ``1/(1 − rate + 1e-6)``. Kept for
+#: parity; it moves the projection by ~3e-7 (``scripts/posthoc_parity.py``). The dev
+#: features are not scaled.
+BIAS_BENCH_TRAIN_SCALE = 1.0 / (1.0 + 1e-6)
 
 
 class InlpCapacityWarning(UserWarning):
@@ -108,7 +113,9 @@ def inlp_projection(
     ``Σ_i B_i B_iᵀ`` is the column space of ``[B_1 … B_n]``, this computes the same ``P``
     as ``I − Q Qᵀ`` with ``Q`` an orthonormal basis of the stacked ``B_i`` — an SVD of a
     ``d × 3n`` matrix per iteration instead of a ``d × d`` one. Every classifier is kept
-    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
+    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``), and
+    trained on features times :data:`BIAS_BENCH_TRAIN_SCALE`, as bias-bench's zero-rate
+    dropout mask scales them.
 
     The hidden size is the features' width (bias-bench hard-codes 768). When
     ``iterations ×`` :func:`directions_per_iteration` reaches it, an
@@ -156,7 +163,7 @@ def inlp_projection(
     accuracy: list[float] = []
     train_now, dev_now = x_train, x_dev
     for _ in range(iterations):
-        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now, y_train)
+        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now * BIAS_BENCH_TRAIN_SCALE, y_train)
         accuracy.append(float(classifier.score(dev_now, y_dev)))
         bases.append(_orthonormal_basis(np.atleast_2d(classifier.coef_).T))
         removed = _orthonormal_basis(np.concatenate(bases, axis=1))
