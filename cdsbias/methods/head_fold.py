@@ -237,6 +237,21 @@ def applied_erasure(model: Any) -> tuple[AffineErasure, str] | None:
     return getattr(_unwrap(model), _APPLIED, None)
 
 
+def records_folded_fit(folder: str | Path) -> bool:
+    """Whether the fit record in ``folder`` (``posthoc_fit.json``) is of a map folded into
+    the head (``posthoc_apply: fold``); False without a readable record."""
+    import json
+
+    from cdsbias.methods.erasure import read_fit_record
+
+    try:
+        record = read_fit_record(folder)
+    except (OSError, json.JSONDecodeError):
+        return False
+    details = (record or {}).get("details") or {}
+    return details.get("posthoc_apply") == "fold"
+
+
 def remember_folded(model: Any, folder: str | Path) -> Any:
     """Records on ``model`` the map a ``posthoc_apply: fold`` run saved in ``folder``
     (``posthoc_fit.json`` and ``posthoc_erasure.safetensors``), so that its sentence
@@ -244,17 +259,10 @@ def remember_folded(model: Any, folder: str | Path) -> Any:
     are not touched (the map is in the head already). A folder without a folded fit, or one
     whose map does not fit the model, leaves the model as it is.
     """
-    import json
-
-    from cdsbias.methods.erasure import ERASURE_FILE, read_fit_record
+    from cdsbias.methods.erasure import ERASURE_FILE
 
     folder = Path(folder)
-    try:
-        record = read_fit_record(folder)
-    except (OSError, json.JSONDecodeError):
-        return model
-    details = (record or {}).get("details") or {}
-    if details.get("posthoc_apply") != "fold" or not (folder / ERASURE_FILE).is_file():
+    if not records_folded_fit(folder) or not (folder / ERASURE_FILE).is_file():
         return model
     erasure = AffineErasure.load(folder)
     inner = _unwrap(model)

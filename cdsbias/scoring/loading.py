@@ -17,7 +17,7 @@ from cdsbias.methods import (
     saved_method,
     saved_methods,
 )
-from cdsbias.methods.head_fold import remember_folded
+from cdsbias.methods.head_fold import records_folded_fit, remember_folded
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -91,7 +91,9 @@ def load_masked_lm(
     :func:`cdsbias.methods.attached_methods`) gets it attached; so does a hub repository
     that holds one (its files fetched with ``huggingface_hub``: one more request per hub
     model, none for a local folder; offline, the cached files, else a warning that names
-    the fix).
+    the fix). A folder or repository whose map is folded into the head records the map on
+    the model (its file fetched too), so that sentence encodings are read through it
+    (:func:`cdsbias.methods.head_fold.remember_folded`).
 
     Args:
         name_or_path: A hub model id, a local folder or a local adapter folder.
@@ -184,7 +186,10 @@ def _hub_attached_snapshot(name: str, revision: str | None) -> Path | None:
         try:  # the first file says whether the method acts (a fit record), then the rest
             folder = Path(huggingface_hub.hf_hub_download(name, files[0], revision=revision))
             folder = folder.parent
-            if not any(cls.attaches(folder) for cls in attaching_methods(files)):
+            # A folded map acts in the weights already; its file is fetched all the same,
+            # so that sentence encodings are read through it (remember_folded).
+            acts = any(cls.attaches(folder) for cls in attaching_methods(files))
+            if not acts and not records_folded_fit(folder):
                 continue
             for other in files[1:]:
                 huggingface_hub.hf_hub_download(name, other, revision=revision)
