@@ -106,6 +106,7 @@ class Benchmark(ABC):
     ) -> None:
         language = language or self.languages[0]
         if language not in self.languages:
+            # Deferred: importing cdsbias.cds takes about a second (its word lists).
             from cdsbias.cds.languages import alias_hint
 
             hint = alias_hint(language, self.languages)

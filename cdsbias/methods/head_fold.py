@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.methods import REGISTRY, load_all
 from cdsbias.methods.erasure import AffineErasure
 
 #: ``posthoc_apply`` values.
@@ -298,8 +299,6 @@ def representation(model: Any, layer: int = -1) -> str:
     where = "encoder" if layer == -1 else f"encoder, hidden states {layer}"
     if applied is None:
         return where
-    from cdsbias.methods import REGISTRY, load_all
-
     load_all()
     erasure, mode = applied
     method = REGISTRY[erasure.method].title if erasure.method in REGISTRY else erasure.method
