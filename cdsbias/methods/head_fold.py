@@ -180,7 +180,8 @@ def hook(model: Any, erasure: AffineErasure) -> Any:
         erasure: The fitted map, on the model's hidden size.
 
     Returns:
-        The ``torch.utils.hooks.RemovableHandle`` (``.remove()`` undoes it).
+        A handle as ``torch.utils.hooks.RemovableHandle``: ``.remove()`` undoes the hook
+        and the model's record of it (:func:`applied_erasure`).
     """
     applied = (erasure, "hook")
     setattr(_unwrap(model), _APPLIED, applied)
