@@ -53,6 +53,16 @@ def test_a_country_code_suggests_its_language(capsys):
     assert "--language: Unknown occupational-corpus language 'dk'. Did you mean 'da'?" in (
         capsys.readouterr().err
     )
+    from cdsbias.benchmarks import get_benchmark
+
+    with pytest.raises(CdsbiasError) as caught:
+        get_benchmark("dawinobias")(language="dk")
+    assert str(caught.value) == (
+        "Benchmark 'dawinobias' has no 'dk' data; it supports da (the default is da). Did you "
+        "mean 'da'? ('dk' is Denmark's country code; Danish is 'da'.)"
+    )
+    with pytest.raises(CdsbiasError, match=r"supports en, de \(the default is en\)\.$"):
+        get_benchmark("becpro")(language="dk")  # no Danish BEC-Pro: nothing to suggest
 
 
 def test_language_whose_lists_fail_to_load_is_one_line(monkeypatch, tmp_path):
