@@ -254,3 +254,74 @@ def test_tracker_table_and_hub_results(real_vocab_bert):
     assert [e.metric_type for e in hub] == ["avg_abs_effect_size", "effect_size_mini-career"]
     card = bench.card_section(None, Snapshot(3, result.metrics, result.summary))
     assert "| mini-career | MaleTerms vs FemaleTerms | Career vs Family |" in card
+
+
+# ------------------------------------------------------------ through a post-hoc map
+def test_seat_of_a_folded_sentence_debias_model_reads_the_encoder_through_the_map(
+    real_vocab_bert, tmp_path
+):
+    """bias-bench scores SEAT through its SentenceDebias hook. A folded map reaches only the
+    MLM head, so SEAT reads the encoder through the saved map: the folded model's SEAT (in
+    memory, and loaded from a run folder) equals the hooked model's row for row, differs
+    from the base model's, and the summary says which states were read."""
+    from transformers import AutoModelForMaskedLM
+
+    from cdsbias.methods.erasure import sentence_debias_subspace
+    from cdsbias.methods.head_fold import fold, hook
+    from cdsbias.scoring.embeddings import encode_sentences
+
+    tokenizer = AutoTokenizer.from_pretrained(real_vocab_bert)
+
+    def model():
+        return AutoModelForMaskedLM.from_pretrained(real_vocab_bert).eval()
+
+    def seat(scored_model):
+        spec = {"data_file": FIXTURE, "tests": ["mini-career", "mini-science"]}
+        scorer = MaskedLMScorer(scored_model, tokenizer, batch_size=8)
+        return build_benchmark("seat", spec).evaluate(scorer)
+
+    base = MaskedLMScorer(model(), tokenizer, batch_size=8)
+    male = ["he is a doctor .", "the man works here .", "his father is tall ."]
+    female = ["she is a doctor .", "the woman works here .", "her mother is tall ."]
+    erasure = sentence_debias_subspace(
+        encode_sentences(base, male, normalize=True), encode_sentences(base, female, normalize=True)
+    )
+    erasure.details["posthoc_apply"] = "fold"
+    plain = seat(model())
+    hooked_model = model()
+    hook(hooked_model, erasure)
+    hooked = seat(hooked_model)
+    folded_model = fold(model(), erasure)
+    folded = seat(folded_model)
+    assert plain.summary["representation"] == "encoder"
+    assert hooked.summary["representation"] == "encoder through the SentenceDebias map (hook)"
+    assert folded.summary["representation"] == "encoder through the SentenceDebias map (fold)"
+    assert "sentence encodings read from: encoder through the SentenceDebias map (fold)" in (
+        folded.report
+    )
+    assert folded.rows["association"].tolist() == hooked.rows["association"].tolist()
+    assert folded.metrics == hooked.metrics
+    assert folded.metrics["avg_abs_effect_size"] != plain.metrics["avg_abs_effect_size"]
+    # The map is on for the encoding only: the folded model's encoder is unchanged after it.
+    with torch.no_grad():
+        batch = tokenizer(["he is a doctor ."], return_tensors="pt")
+        states = folded_model.base_model(**batch).last_hidden_state
+        expected = model().base_model(**batch).last_hidden_state
+    assert torch.equal(states, expected)
+    # A run folder of the folded model: loading it records the map, so SEAT reads the same.
+    run = tmp_path / "run"
+    folded_model.save_pretrained(run)
+    tokenizer.save_pretrained(run)
+    erasure.save(run)
+    loaded = MaskedLMScorer.from_pretrained(str(run), batch_size=8)
+    again = build_benchmark(
+        "seat", {"data_file": FIXTURE, "tests": ["mini-career", "mini-science"]}
+    )
+    reread = again.evaluate(loaded)
+    assert reread.rows["association"].tolist() == hooked.rows["association"].tolist()
+    assert reread.summary["representation"] == folded.summary["representation"]
+    # Another layer than the last: the map (on the last hidden state only) does not reach it.
+    layer = build_benchmark("seat", {"data_file": FIXTURE / "mini-career.jsonl", "layer": 1})
+    assert layer.evaluate(MaskedLMScorer(folded_model, tokenizer)).summary["representation"] == (
+        "encoder, hidden states 1 (the SentenceDebias map acts on the last hidden state only)"
+    )

@@ -32,6 +32,39 @@ def test_unknown_language_suggests_the_nearest():
         CounterfactualMapper(language="xx")
 
 
+def test_a_country_code_suggests_its_language(capsys):
+    """Spelling alone finds no code for "dk" (as near "de" as "da"); the alias table does,
+    for the languages cdsbias has, and says why. The same hint reaches the demo model's
+    --language and a benchmark's language."""
+    from cdsbias.cli import main
+
+    with pytest.raises(CdsbiasError) as caught:
+        get_language("dk")
+    assert str(caught.value) == (
+        "Unknown CDS language 'dk'. Did you mean 'da'? ('dk' is Denmark's country code; "
+        "Danish is 'da'.) Available: da, de, en"
+    )
+    with pytest.raises(CdsbiasError, match=r"'GB'\. Did you mean 'en'\? \('gb' is"):
+        get_language("GB")
+    with pytest.raises(CdsbiasError, match=r"^Unknown CDS language 'se'\. Available"):
+        get_language("se")  # Swedish: cdsbias has no 'sv' to suggest
+    with pytest.raises(SystemExit):
+        main(["demo-model", "--out", "unused", "--language", "dk"])
+    assert "--language: Unknown occupational-corpus language 'dk'. Did you mean 'da'?" in (
+        capsys.readouterr().err
+    )
+    from cdsbias.benchmarks import get_benchmark
+
+    with pytest.raises(CdsbiasError) as caught:
+        get_benchmark("dawinobias")(language="dk")
+    assert str(caught.value) == (
+        "Benchmark 'dawinobias' has no 'dk' data; it supports da (the default is da). Did you "
+        "mean 'da'? ('dk' is Denmark's country code; Danish is 'da'.)"
+    )
+    with pytest.raises(CdsbiasError, match=r"supports en, de \(the default is en\)\.$"):
+        get_benchmark("becpro")(language="dk")  # no Danish BEC-Pro: nothing to suggest
+
+
 def test_language_whose_lists_fail_to_load_is_one_line(monkeypatch, tmp_path):
     """A module that cannot read its data gives one line naming the file."""
     import sys

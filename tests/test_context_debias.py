@@ -236,3 +236,28 @@ def test_bad_input(bert):
         ContextDebiasLoss(layers="middle")  # type: ignore[arg-type]
     with pytest.raises(CdsbiasError, match="context_debias_alpha"):
         ContextDebiasLoss(alpha=-1)
+
+
+def test_a_word_file_line_with_several_words_names_the_file_and_line(tmp_path):
+    """A line "he,him,his" would be matched as one three-word phrase that no sentence
+    holds, and the run would blame the corpus; the file is refused at the line instead."""
+    from cdsbias.methods.context_debias_data import read_word_file
+
+    words = tmp_path / "male.txt"
+    words.write_text("# male words\nhe\n\nhim; his\n", encoding="utf-8")
+    with pytest.raises(CdsbiasError) as caught:
+        read_word_file(words)
+    assert str(caught.value) == (
+        f"{words}, line 4: 'him; his' holds several words joined by a semicolon; a word list "
+        "has one word (or phrase) per line, so put 'him', 'his' on lines of their own."
+    )
+    words.write_text("he,him,his\n", encoding="utf-8")
+    with pytest.raises(CdsbiasError, match=r"line 1: 'he,him,his' .* joined by a comma"):
+        read_word_file(words)
+    table = tmp_path / "words.tsv"
+    table.write_text("male\tfemale\nhe\tshe\nhim,his\ther\n", encoding="utf-8")
+    with pytest.raises(CdsbiasError, match=r"words.tsv, line 3: 'him,his'"):
+        read_word_file(table, column="male")
+    assert read_word_file(table, column="female") == ["she", "her"]
+    words.write_text("steel worker\nHe\n", encoding="utf-8")  # a phrase is one entry
+    assert read_word_file(words) == ["steel worker", "he"]

@@ -103,18 +103,27 @@ def test_a_hooked_model_loaded_by_hub_id_gets_its_hook(hook_run, hub):
     assert hub.requests == [("org/hooked", ERASURE_RECORD), ("org/hooked", ERASURE_FILE)]
 
 
-def test_a_folded_or_plain_hub_model_gets_no_hook_and_fetches_no_map(fold_run, base, hub):
+def test_a_folded_or_plain_hub_model_gets_no_hook(fold_run, base, hub):
+    """A folded map is in the weights: no hook. Its file is fetched so that sentence
+    encodings (SEAT) are read through it, as from the run folder; a plain model costs one
+    request and records nothing."""
+    from cdsbias.methods.head_fold import applied_erasure
+
     out = hub.publish(fold_run, "org/folded")
     assert (out / ERASURE_RECORD).is_file()  # the record is published, but says "fold"
     model, tokenizer = load_masked_lm("org/folded", progress=False)
     folded = AutoModelForMaskedLM.from_pretrained(out).eval()
     assert torch.equal(logits(model, tokenizer), logits(folded, tokenizer))
-    assert hub.requests == [("org/folded", ERASURE_RECORD)]  # not the map
+    assert hub.requests == [("org/folded", ERASURE_RECORD), ("org/folded", ERASURE_FILE)]
+    assert applied_erasure(model)[1] == "fold"
+    from_run, _ = load_masked_lm(fold_run, progress=False)
+    assert (applied_erasure(model)[0].projection == applied_erasure(from_run)[0].projection).all()
     hub.repos["org/plain"] = base
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to say about a repository without a hook
         load_masked_lm("org/plain", progress=False)
     assert hub.requests[-1] == ("org/plain", ERASURE_RECORD)
+    assert applied_erasure(load_masked_lm(base, progress=False)[0]) is None
 
 
 def test_a_local_folder_costs_no_hub_request(hook_run, hub):

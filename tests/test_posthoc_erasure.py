@@ -67,7 +67,8 @@ def test_inlp_removes_at_most_three_directions_per_iteration_and_kills_the_probe
 
 
 def test_inlp_projection_equals_ben_israel_formula():
-    """P = I − P_R(Σ P_R(W_i)) as in Ravfogel et al.'s debias.py, from the same classifiers."""
+    """P = I − P_R(Σ P_R(W_i)) as in Ravfogel et al.'s debias.py, from the same classifiers,
+    each trained on features times bias-bench's zero-rate dropout scale 1/(1 − 0 + 1e-6)."""
     from scipy.linalg import orth
     from sklearn.svm import LinearSVC
 
@@ -78,7 +79,7 @@ def test_inlp_projection_equals_ben_israel_formula():
     x_train, y_train, _, _ = inlp_split(x, y)
     rowspaces, p, current = [], np.eye(D), x_train
     for _ in range(3):
-        w = LinearSVC(**INLP_CLASSIFIER).fit(current, y_train).coef_
+        w = LinearSVC(**INLP_CLASSIFIER).fit(current * (1.0 / (1 - 0 + 1e-6)), y_train).coef_
         basis = orth(w.T)
         rowspaces.append(basis @ basis.T)
         q = orth(np.sum(rowspaces, axis=0))
@@ -148,34 +149,54 @@ def test_bad_input_is_one_line():
 
 
 def test_inlp_warns_when_its_iterations_can_erase_every_direction():
-    """bias-bench's 80 iterations on a 128-wide model (the demo's): 80 × 2 ≥ 128 warns and
-    names the fix; on 768 dimensions (its own setting) it does not."""
+    """Each iteration removes up to one direction per class with three classes (the
+    one-vs-rest classifier's 3 rows), one with two. By hand: 80 × 3 = 240 < 768 is silent
+    (bias-bench's own setting); on the demo's 128 dimensions 42 × 3 = 126 is silent and
+    43 × 3 = 129 warns (the old "classes − 1" count waited until 64); two classes remove
+    one a round, so 127 is silent and 128 warns."""
     import warnings
 
     from transformers import BertConfig, BertForMaskedLM
 
     from cdsbias.methods import plan_from_values
-    from cdsbias.methods.inlp_fit import InlpCapacityWarning, inlp_capacity
+    from cdsbias.methods.inlp_fit import (
+        InlpCapacityWarning,
+        directions_per_iteration,
+        inlp_capacity,
+    )
 
+    assert [directions_per_iteration(k) for k in (2, 3, 4)] == [1, 3, 4]
     assert inlp_capacity(80, 3, 768) is None
-    assert inlp_capacity(63, 3, 128) is None  # 126 < 128
+    assert inlp_capacity(42, 3, 128) is None  # 126 < 128
+    assert inlp_capacity(43, 3, 128) == (
+        "inlp_iterations=43 with 3 classes can remove up to 129 directions (3 per iteration, "
+        "the rows of its classifier), but the hidden states have only 128: INLP can erase "
+        "every direction and leave the MLM head a constant. bias-bench's 80 is for 768 "
+        "dimensions; set inlp_iterations lower (e.g. 7, scaled by 128/768)."
+    )
     text = inlp_capacity(80, 3, 128)
-    assert "removes at least 160 directions" in text and "only 128" in text
-    assert "inlp_iterations" in text and "e.g. 13" in text  # round(80 · 128 / 768)
-    assert "80 is for 768 dimensions" in inlp_capacity(64, 3, 128)  # 128 ≥ 128
+    assert "up to 240 directions" in text and "only 128" in text
+    assert "e.g. 13" in text  # round(80 · 128 / 768); 13 × 3 = 39 < 128
+    assert inlp_capacity(10, 3, 30) is not None  # the demo's 10 iterations remove 30
+    assert inlp_capacity(127, 2, 128) is None
+    assert "up to 128 directions (1 per iteration" in inlp_capacity(128, 2, 128)
+    # The suggestion never warns itself: 300 iterations scale to 50, capped at 42 (42 × 3 < 128).
+    assert "e.g. 42" in inlp_capacity(300, 3, 128)
     plan = plan_from_values({"posthoc_method": "inlp"})
     small = BertForMaskedLM(BertConfig(vocab_size=30, hidden_size=128, num_hidden_layers=1,
                                        num_attention_heads=2, intermediate_size=32))  # fmt: skip
     with pytest.warns(InlpCapacityWarning, match="set inlp_iterations lower"):
         plan.prepare(small)  # before training: nothing fitted or written yet
-    scaled = plan_from_values({"posthoc_method": "inlp", "inlp_iterations": 13})
+    with pytest.warns(InlpCapacityWarning, match="up to 129 directions"):
+        plan_from_values({"posthoc_method": "inlp", "inlp_iterations": 43}).prepare(small)
+    scaled = plan_from_values({"posthoc_method": "inlp", "inlp_iterations": 42})
     with warnings.catch_warnings():
         warnings.simplefilter("error", InlpCapacityWarning)
-        scaled.prepare(small)  # 13 × 2 = 26 < 128
+        scaled.prepare(small)  # 42 × 3 = 126 < 128
 
 
 def test_inlp_records_the_dimensions_that_remain():
-    """D = 48, three classes: 24 iterations × 2 ≥ 48 warns at the fit; the record says how
+    """D = 48, three classes: 24 iterations × 3 ≥ 48 warns at the fit; the record says how
     many of the 48 directions are left (d − rank removed, every row counted)."""
     x, y, _ = planted(n=60)
     from cdsbias.methods.inlp_fit import InlpCapacityWarning

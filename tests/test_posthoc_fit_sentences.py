@@ -121,8 +121,19 @@ def test_inlp_reads_a_stream_only_as_far_as_needed():
 
 def test_too_few_and_no_pair_errors_say_what_was_found():
     docs = ["He met the man at work today.", "The clerk had a good day at work."]
-    with pytest.raises(CdsbiasError, match=r"1 male, 0 female, 1 neutral .*at least 100"):
+    with pytest.raises(CdsbiasError, match=r"1 male, 0 female, 1 neutral .*=100 per class"):
         select_inlp_sentences(docs, PAIRS)
+    # Each class found something: the message names the key that lowers the minimum and
+    # the value at which this corpus would fit.
+    docs += ["She told her brother the news.", "She told her sister the news too."]
+    with pytest.raises(CdsbiasError) as caught:
+        select_inlp_sentences(docs, PAIRS, per_class=50, min_per_class=3)
+    assert str(caught.value) == (
+        "INLP found too few fit sentences: 1 male, 2 female, 1 neutral "
+        "(posthoc_min_sentences_per_class=3 per class needed, posthoc_sentences_per_class=50 "
+        "wanted); use a larger corpus, or lower posthoc_min_sentences_per_class (e.g. "
+        "posthoc_min_sentences_per_class=1) to fit on what it has."
+    )
     with pytest.raises(CdsbiasError, match="None of the 3 word pairs"):
         select_inlp_sentences(["The clerk had a good day at work."], PAIRS)
     with pytest.raises(CdsbiasError, match="None of the 3 word pairs"):

@@ -10,7 +10,14 @@ from tiny_models import ARCHITECTURES
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods.erasure import AffineErasure
-from cdsbias.methods.head_fold import HEAD_LAYERS, applied_description, fold, head_layer, hook
+from cdsbias.methods.head_fold import (
+    HEAD_LAYERS,
+    applied_description,
+    applied_erasure,
+    fold,
+    head_layer,
+    hook,
+)
 
 TEXTS = ["He is a nurse.", "My sister works as a mason.", "The judge told the clerk."]
 
@@ -65,8 +72,11 @@ def test_fold_equals_hook_and_reloads_as_plain_checkpoint(zoo, tmp_path, archite
     folded = logits(folded_model, tokenizer)
     assert np.abs(folded - hooked).max() < 1e-5
     assert np.abs(folded - plain).max() > 1e-3  # the map did change the logits
+    assert applied_erasure(hooked_model) == (erasure, "hook")
+    assert applied_erasure(folded_model) == (erasure, "fold")
     handle.remove()
     np.testing.assert_array_equal(logits(hooked_model, tokenizer), plain)
+    assert applied_erasure(hooked_model) is None  # unhooked: read as plain again
     if architecture == "modernbert":  # its head layer had no bias; the fold gave it one
         assert folded_model.config.classifier_bias
     folded_model.save_pretrained(tmp_path)

@@ -235,8 +235,12 @@ def test_recipe_keys_of_the_wrong_method_fail():
                              "posthoc_apply": "hook"})  # fmt: skip
     assert plan.label() == "LoRA r=8 + INLP (hook)"
     two = {"posthoc_method": "inlp", "self_debias": True}
-    with pytest.raises(CdsbiasError, match="at most one posthoc method"):
+    with pytest.raises(CdsbiasError) as caught:  # the keys the user wrote, not registry names
         plan_from_values(two)
+    assert str(caught.value) == (
+        "A run has at most one posthoc method; the recipe selects INLP (posthoc_method: "
+        "inlp); Self-Debias (self_debias: true). Remove all but one."
+    )
 
 
 def run_fails(tmp_path, becpro, base, *keys):
@@ -295,3 +299,36 @@ def test_only_the_main_process_writes_the_fit(tmp_path, base):
         assert sorted(p.name for p in folder.iterdir()) == (
             sorted([ERASURE_RECORD, "posthoc_erasure.safetensors"]) if main else []
         )
+
+
+@pytest.mark.filterwarnings("ignore::cdsbias.scoring.language.LanguageMismatchWarning")
+def test_seat_of_a_folded_run_equals_the_hooked_runs_and_the_card_says_what_it_read(
+    tmp_path, becpro, base
+):
+    """A SentenceDebias run folds its map into the head, yet its post-hoc SEAT reads the
+    encoder through the map, as bias-bench (and the same run with posthoc_apply: hook)
+    does; the summary and the card say which states each point read."""
+    from conftest import ASSETS
+    from tests_helpers import fine_tune
+
+    from cdsbias.runs.card import model_card
+    from cdsbias.runs.points import read_points
+
+    spec = f"{{seat: {{data_file: {ASSETS / 'seat'}, tests: [mini-career], n_samples: 1000}}}}"
+    keys = ("posthoc_method=sentence_debias", "posthoc_only=true", f"bias_benchmarks={spec}",
+            "posthoc_word_pairs=pronoun_pairs.json")  # fmt: skip
+    runs = {mode: fine_tune(tmp_path / mode, becpro, base, f"posthoc_apply={mode}", *keys)
+            for mode in ("fold", "hook")}  # fmt: skip
+    seat = {mode: [p["benchmarks"]["seat"]["metrics"] for p in read_points(out)]
+            for mode, out in runs.items()}  # fmt: skip
+    assert seat["fold"][1] == seat["hook"][1]  # the post-hoc points
+    assert seat["fold"][1] != seat["fold"][0]  # the map moved SEAT
+    folder = RunFolder(runs["fold"])
+    before, after = (folder.summary_at(0, "seat", posthoc=posthoc) for posthoc in (False, True))
+    assert before["representation"] == "encoder"
+    assert after["representation"] == "encoder through the SentenceDebias map (fold)"
+    card = str(model_card(runs["fold"], "user/sentence-debias"))
+    assert (
+        "Hidden states read: before: encoder; after: encoder through the SentenceDebias map "
+        "(fold)." in card
+    )

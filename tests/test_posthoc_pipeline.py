@@ -186,3 +186,33 @@ def test_clip_to_tokens_cuts_as_truncation_does(zoo):
     assert long.startswith(clipped[0]) and len(clipped[0]) < len(long)
     assert len(tokenizer(clipped[0])["input_ids"]) <= 16
     assert clip_to_tokens(tokenizer, [long], None) == [long]
+
+
+def test_inlp_splits_with_bias_bench_seed_0_whatever_the_runs_seed(planted_scorer):
+    """bias-bench draws INLP's sentence clipping from its --seed but always splits train/dev
+    with random_state=0; so does a run (inlp_split_seed: 0), and the key moves the split."""
+    from cdsbias.methods import plan_from_values
+    from cdsbias.methods.inlp_fit import inlp_projection
+
+    plan = plan_from_values({"posthoc_method": "inlp"})
+    assert plan.posthoc.fit_arguments()["split_seed"] == 0
+    moved = plan_from_values({"posthoc_method": "inlp", "inlp_split_seed": 2})
+    assert moved.posthoc.fit_arguments()["split_seed"] == 2
+    scorer, _ = planted_scorer()
+    fit_texts, _ = corpus(300, seed=0)
+    arguments = {"pairs": PAIRS, "per_class": 100, "min_per_class": 50, "iterations": 2}
+    run_seed_3 = fit_posthoc(scorer, iter(fit_texts), "inlp", seed=3, **arguments)
+    assert run_seed_3.details["split_seed"] == 0
+    split_2 = fit_posthoc(scorer, iter(fit_texts), "inlp", seed=3, split_seed=2, **arguments)
+    assert split_2.details["split_seed"] == 2
+    assert not np.allclose(run_seed_3.projection, split_2.projection)
+    # The same fit as bias-bench's split of the same features (seed 0).
+    from cdsbias.methods.fit_sentences import select_inlp_sentences
+    from cdsbias.scoring.embeddings import encode_sentences
+
+    chosen = select_inlp_sentences(iter(fit_texts), PAIRS, per_class=100, min_per_class=50, seed=3)
+    sentences, labels = chosen.labelled()
+    clipped = clip_to_tokens(scorer.tokenizer, sentences, scorer.max_length)
+    features = encode_sentences(scorer, clipped)
+    reference = inlp_projection(features, np.asarray(labels), iterations=2, seed=0)
+    np.testing.assert_array_equal(run_seed_3.projection, reference.projection)

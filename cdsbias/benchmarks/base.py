@@ -110,9 +110,14 @@ class Benchmark(ABC):
     ) -> None:
         language = language or self.languages[0]
         if language not in self.languages:
+            # Deferred: importing cdsbias.cds takes about a second (its word lists).
+            from cdsbias.cds.languages import alias_hint
+
+            hint = alias_hint(language, self.languages)
             raise CdsbiasError(
                 f"Benchmark '{self.name}' has no '{language}' data; it supports "
                 f"{', '.join(self.languages)} (the default is {self.languages[0]})."
+                + (f" {hint}" if hint else "")
             )
         self.data_file = Path(data_file) if data_file else None
         self.data_dir = Path(data_dir) if data_dir else None
@@ -225,12 +230,22 @@ class Benchmark(ABC):
         else:
             scored = score_naming_long_rows(self, scorer, list(range(len(rows))))
         summary, metrics = self._summarize_quietly(scored)
+        read = self.representation(scorer)
+        if read is not None:  # which hidden states: the encoder's own, or through a map
+            summary["representation"] = read
         summary.update(annotate or {})
         if self_debias is not None:
             # A debiased score must never pass for a plain one: both files say so.
             summary["self_debias"] = self_debias.settings()
             scored = scored.assign(self_debias=self_debias.label())
         return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+
+    def representation(self, scorer: MaskedLMScorer) -> str | None:
+        """For a benchmark that reads hidden states (sentence encodings), which ones, in
+        words (:func:`cdsbias.scoring.embeddings.encoded_representation`: ``"encoder"``, or
+        ``"encoder through the SentenceDebias map (fold)"``); None for one that reads masked
+        predictions only. The summary records it as ``representation``."""
+        return None
 
     def self_debias_conflict(self) -> str | None:
         """Why Self-Debias cannot score this benchmark with the options chosen (it reads

@@ -50,7 +50,7 @@ from cdsbias.benchmarks.seat_data import (
 from cdsbias.benchmarks.stats import weat_effect_size, weat_p_value
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.embeddings import encode_sentences
+from cdsbias.scoring.embeddings import encode_sentences, encoded_representation
 from cdsbias.scoring.language import check_language
 
 #: For each set, the two sets its sentences are compared with (``mean_cos_1``, ``_2``).
@@ -129,6 +129,11 @@ class Seat(Benchmark):
         options = {**self.option_values(), "tests": self.test_names}
         own = self.data_file is not None
         return published_notes(self.published, model_id, metrics, options, own_data=own)
+
+    def representation(self, scorer: MaskedLMScorer) -> str | None:
+        """The encoder states read (through a post-hoc map the model carries, folded or
+        hooked, as bias-bench's SEAT reads its debiased encoders)."""
+        return encoded_representation(scorer, self.options.layer)
 
     def self_debias_conflict(self) -> str | None:
         return (
@@ -296,6 +301,8 @@ class Seat(Benchmark):
             f"average |d| over {len(summary['tests'])} tests: "
             f"{summary['avg_abs_effect_size']:.3f} (0 = unbiased)"
         )
+        if summary.get("representation"):
+            lines.append(f"sentence encodings read from: {summary['representation']}")
         return "\n".join(lines)
 
     def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:

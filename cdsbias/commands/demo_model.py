@@ -11,6 +11,20 @@ from typing import Any
 DEPRECATED_ALIAS = "bootstrap-model"
 
 
+def _corpus_language(code: str) -> str:
+    """``--language``: a code with an occupational corpus, else argparse's error with the
+    alias-aware suggestion (``dk`` -> ``da``, which a spelling match would miss)."""
+    from cdsbias.data.occupations import LANGUAGES
+
+    if code in LANGUAGES:
+        return code
+    from cdsbias.cds.languages import unknown_language_error
+
+    raise argparse.ArgumentTypeError(
+        str(unknown_language_error("occupational-corpus language", code, LANGUAGES))
+    )
+
+
 def register(subparsers: Any) -> None:
     from cdsbias.data.occupations import LANGUAGES
     from cdsbias.demo.base_model import DemoModelSettings
@@ -33,7 +47,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--layers", type=int, default=defaults.layers)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument(
-        "--language", choices=LANGUAGES, default=defaults.language,
+        "--language", type=_corpus_language, choices=LANGUAGES, default=defaults.language,
         help="language of the occupational corpus: en (60 professions, U.S. shares of women), "
         "de (their German forms and German shares) or da (68 Danish occupations); see "
         "docs/demo.md",

@@ -38,6 +38,9 @@ from typing import Any
 from cdsbias.errors import CdsbiasError
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
+#: What joins several words on one line of a word list (a word or phrase holds none).
+_JOINED = re.compile(r"[,;\t]")
+_JOINER_NAMES = {",": "a comma", ";": "a semicolon", "\t": "a tab"}
 
 
 @dataclass(frozen=True)
@@ -83,22 +86,44 @@ def read_word_file(path: str | Path, column: str | None = None) -> list[str]:
     """Words of a file: one per line, or the named column of a tab-separated file with a
     header; ``#`` comments and blank lines skipped, lower-cased.
 
+    A line is one word or one phrase ("steel worker"): a line that joins several words with
+    a comma or semicolon ("he,him,his") would be matched as a three-word phrase that no
+    sentence contains, and the run would then blame the corpus, so it is refused here.
+
     Raises:
-        CdsbiasError: An unreadable file, a missing column, or no word at all.
+        CdsbiasError: An unreadable file, a missing column, a line holding several words,
+            or no word at all.
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise CdsbiasError(f"Cannot read the word list {path}: {exc.strerror}.") from exc
-    lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if column is not None and lines:
-        header = lines[0].split("\t")
+    numbered = [
+        (number, line)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if column is not None and numbered:
+        header = numbered[0][1].split("\t")
         if column not in header:
             raise CdsbiasError(f"{path} has no column '{column}' (columns: {header}).")
         index = header.index(column)
-        lines = [line.split("\t")[index] for line in lines[1:]]
-    words = [line.strip().lower() for line in lines if line.strip()]
+        numbered = [(n, line.split("\t")[index]) for n, line in numbered[1:]]
+    words = []
+    for number, line in numbered:
+        word = line.strip()
+        if not word:
+            continue
+        joined = _JOINED.search(word)
+        if joined:
+            parts = ", ".join(repr(w.strip()) for w in _JOINED.split(word) if w.strip())
+            raise CdsbiasError(
+                f"{path}, line {number}: {word!r} holds several words joined by "
+                f"{_JOINER_NAMES[joined.group()]}; a word list has one word (or phrase) per "
+                f"line, so put {parts} on lines of their own."
+            )
+        words.append(word.lower())
     if not words:
         raise CdsbiasError(f"The word list {path} holds no word.")
     return words

@@ -233,9 +233,17 @@ def select_inlp_sentences(
     short = [name for name, count in counts.items() if count < min_per_class]
     if short:
         found = ", ".join(f"{count} {name}" for name, count in counts.items())
+        fewest = min(counts.values())
+        lower = (
+            f", or lower posthoc_min_sentences_per_class (e.g. "
+            f"posthoc_min_sentences_per_class={fewest}) to fit on what it has"
+            if fewest > 0
+            else ""
+        )
         raise CdsbiasError(
-            f"INLP found too few fit sentences: {found} (at least {min_per_class} per class "
-            f"needed, {per_class} wanted); use a larger corpus."
+            f"INLP found too few fit sentences: {found} (posthoc_min_sentences_per_class="
+            f"{min_per_class} per class needed, posthoc_sentences_per_class={per_class} "
+            f"wanted); use a larger corpus{lower}."
         )
     return chosen
 

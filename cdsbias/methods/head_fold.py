@@ -14,6 +14,14 @@ MLM head sees the folded map: the model's hidden states (``output_hidden_states`
 sentence encoder built on the base model) are the original ones. :func:`hook` keeps
 bias-bench's forward hook for users who need debiased hidden states.
 
+A benchmark that reads sentence encodings (SEAT) would then score the *undebiased*
+encoder of a folded run, while bias-bench scores SEAT through its hook. So a model carries
+the map it was given (:func:`applied_erasure`: by :func:`fold`, :func:`hook`, or
+:func:`remember_folded` when a folded run folder is loaded), and the encodings are read
+through it (:func:`through_map`, used by :func:`cdsbias.scoring.embeddings.encode_sentences`):
+a folded run's SEAT equals its hooked twin's. :func:`representation` says in words what a
+reader of the last hidden state saw, for the benchmark summary and the card.
+
 :data:`HEAD_LAYERS` is the table of each architecture's first head layer, checked against
 transformers 5.x and the tiny models of ``tests/tiny_models.py``
 (``tests/test_posthoc_fold.py``: fold ≡ hook to 1e-5 on each).
@@ -21,11 +29,15 @@ transformers 5.x and the tiny models of ``tests/tiny_models.py``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.methods import REGISTRY, load_all
 from cdsbias.methods.erasure import AffineErasure
 
 #: ``posthoc_apply`` values.
@@ -51,6 +63,9 @@ HEAD_LAYERS: dict[str, tuple[str, ...]] = {
     # legacy=False: lm_predictions.lm_head.dense (DebertaV2LMPredictionHead).
     "DebertaV2ForMaskedLM": ("cls.predictions.transform.dense", "lm_predictions.lm_head.dense"),
 }
+
+#: Attribute of the (unwrapped) model holding ``(erasure, mode)``: the map it was given.
+_APPLIED = "_cdsbias_applied_erasure"
 
 #: Classes whose head layer may have no bias term, and the config key that gives it one
 #: (so a folded ``b`` survives ``save_pretrained``/``from_pretrained``).
@@ -147,6 +162,7 @@ def fold(model: Any, erasure: AffineErasure) -> Any:
                 setattr(inner.config, key, True)
             added = torch.from_numpy(shift).to(layer.bias.device)
             layer.bias.copy_((layer.bias.detach().to(torch.float64) + added).to(layer.bias.dtype))
+    setattr(inner, _APPLIED, (erasure, "fold"))
     return model
 
 
@@ -164,8 +180,34 @@ def hook(model: Any, erasure: AffineErasure) -> Any:
         erasure: The fitted map, on the model's hidden size.
 
     Returns:
-        The ``torch.utils.hooks.RemovableHandle`` (``.remove()`` undoes it).
+        A handle as ``torch.utils.hooks.RemovableHandle``: ``.remove()`` undoes the hook
+        and the model's record of it (:func:`applied_erasure`).
     """
+    applied = (erasure, "hook")
+    setattr(_unwrap(model), _APPLIED, applied)
+    return _HookHandle(_register(model, erasure), _unwrap(model), applied)
+
+
+class _HookHandle:
+    """:func:`hook`'s ``RemovableHandle``, whose ``remove()`` also forgets the model's record
+    of the map (:func:`applied_erasure`), so a model unhooked reads as plain again."""
+
+    def __init__(self, handle: Any, model: Any, applied: tuple[AffineErasure, str]) -> None:
+        self.handle, self.model, self.applied = handle, model, applied
+
+    def remove(self) -> None:
+        self.handle.remove()
+        if getattr(self.model, _APPLIED, None) is self.applied:
+            delattr(self.model, _APPLIED)
+
+    def __getattr__(self, name: str) -> Any:  # id, hooks_dict_ref, ... of the handle
+        if name == "handle":
+            raise AttributeError(name)
+        return getattr(self.handle, name)
+
+
+def _register(model: Any, erasure: AffineErasure) -> Any:
+    """The forward hook of :func:`hook`, registered without recording it on the model."""
     import torch
 
     base = _unwrap(model).base_model
@@ -191,6 +233,81 @@ def hook(model: Any, erasure: AffineErasure) -> Any:
     return base.register_forward_hook(erase)
 
 
+def applied_erasure(model: Any) -> tuple[AffineErasure, str] | None:
+    """``(erasure, "fold" | "hook")``: the map :func:`fold`, :func:`hook` or
+    :func:`remember_folded` gave ``model`` (or the model a peft wrapper holds); None."""
+    return getattr(_unwrap(model), _APPLIED, None)
+
+
+def records_folded_fit(folder: str | Path) -> bool:
+    """Whether the fit record in ``folder`` (``posthoc_fit.json``) is of a map folded into
+    the head (``posthoc_apply: fold``); False without a readable record."""
+    import json
+
+    from cdsbias.methods.erasure import read_fit_record
+
+    try:
+        record = read_fit_record(folder)
+    except (OSError, json.JSONDecodeError):
+        return False
+    details = (record or {}).get("details") or {}
+    return details.get("posthoc_apply") == "fold"
+
+
+def remember_folded(model: Any, folder: str | Path) -> Any:
+    """Records on ``model`` the map a ``posthoc_apply: fold`` run saved in ``folder``
+    (``posthoc_fit.json`` and ``posthoc_erasure.safetensors``), so that its sentence
+    encodings are read through the map as the run's post-hoc point read them. The weights
+    are not touched (the map is in the head already). A folder without a folded fit, or one
+    whose map does not fit the model, leaves the model as it is.
+    """
+    from cdsbias.methods.erasure import ERASURE_FILE
+
+    folder = Path(folder)
+    if not records_folded_fit(folder) or not (folder / ERASURE_FILE).is_file():
+        return model
+    erasure = AffineErasure.load(folder)
+    inner = _unwrap(model)
+    size = int(getattr(inner.config, "hidden_size", getattr(inner.config, "dim", 0)))
+    if erasure.hidden_size == size:
+        setattr(inner, _APPLIED, (erasure, "fold"))
+    return model
+
+
+@contextmanager
+def through_map(model: Any, layer: int = -1) -> Iterator[None]:
+    """Inside the block, the base model's last hidden state passes through the map a
+    *folded* model carries (the hook :func:`hook` would attach, removed on exit), so a
+    reader of sentence encodings sees what the MLM head sees, as bias-bench's SEAT does. A
+    hooked model has its map on already; a model without one, or ``layer != -1`` (the map
+    acts on the last hidden state only, as bias-bench's hook), is read as it is."""
+    applied = applied_erasure(model)
+    if applied is None or applied[1] != "fold" or layer != -1:
+        yield
+        return
+    handle = _register(model, applied[0])
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def representation(model: Any, layer: int = -1) -> str:
+    """Which hidden states a reader of ``model``'s encoder gets, in words: ``"encoder"``,
+    or ``"encoder through the SentenceDebias map (fold)"`` (or ``(hook)``); a ``layer``
+    other than the last says the map does not reach it."""
+    applied = applied_erasure(model)
+    where = "encoder" if layer == -1 else f"encoder, hidden states {layer}"
+    if applied is None:
+        return where
+    load_all()
+    erasure, mode = applied
+    method = REGISTRY[erasure.method].title if erasure.method in REGISTRY else erasure.method
+    if layer != -1:
+        return f"{where} (the {method} map acts on the last hidden state only)"
+    return f"encoder through the {method} map ({mode})"
+
+
 def applied_description(mode: str, erasure: AffineErasure) -> str:
     """One sentence for the model card: how the erasure is applied and what sees it."""
     if mode not in APPLY_MODES:
@@ -200,7 +317,8 @@ def applied_description(mode: str, erasure: AffineErasure) -> str:
         return (
             f"The {removed} is folded into the first layer of the MLM head (W ← W·P, "
             "c ← c + W·b): only the MLM head sees it; the model's hidden states are the "
-            "original ones."
+            "original ones (cdsbias reads sentence encodings, e.g. for SEAT, through the "
+            "saved map, as bias-bench's hook does)."
         )
     return (
         f"The {removed} is applied by a forward hook on the base model's output: the MLM "

@@ -27,6 +27,13 @@ class InlpOptions:
     inlp_iterations: int = field(
         default=80, metadata={"help": "Classifiers trained and projected out (bias-bench: 80)."}
     )
+    inlp_split_seed: int = field(
+        default=0,
+        metadata={
+            "help": "Seed of the train/dev split of the fit sentences (bias-bench: always 0, "
+            "whatever its --seed; the run's seed draws the sentences' clipping)."
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.inlp_iterations < 1:
@@ -73,6 +80,7 @@ class Inlp(ErasureMethod):
     def fit_arguments(self) -> dict[str, Any]:
         return {
             "iterations": self.options.inlp_iterations,
+            "split_seed": self.options.inlp_split_seed,
             "per_class": self.shared["posthoc_sentences_per_class"],
             "min_per_class": self.shared["posthoc_min_sentences_per_class"],
         }

@@ -17,31 +17,49 @@ from cdsbias.methods.erasure import AffineErasure, as_features
 #: bias-bench's LinearSVC settings (``_apply_nullspace_projection``, "the same classifier
 #: hyperparameters as Liang et al.").
 INLP_CLASSIFIER = {"fit_intercept": False, "class_weight": None, "dual": False, "random_state": 0}
+#: What bias-bench multiplies INLP's training features by before each classifier: its
+#: dropout mask at ``dropout_rate=0`` is all ones times ``1/(1 − rate + 1e-6)``. Kept for
+#: parity; it moves the projection by up to ~1e-5 (``scripts/posthoc_parity.py``). The dev
+#: features are not scaled.
+BIAS_BENCH_TRAIN_SCALE = 1.0 / (1.0 + 1e-6)
 
 
 class InlpCapacityWarning(UserWarning):
     """INLP may remove every direction of the hidden states (see :func:`inlp_capacity`)."""
 
 
-def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
-    """A warning text when ``iterations × (classes − 1) ≥ hidden_size``, else None.
+def directions_per_iteration(classes: int) -> int:
+    """The most directions one INLP iteration removes: the rank of its classifier's weight
+    matrix, which has one row per class with three or more classes (scikit-learn's
+    one-vs-rest ``LinearSVC``) and a single row with two."""
+    return classes if classes > 2 else 1
 
-    Each INLP iteration removes at least ``classes − 1`` directions (the row space of a
-    ``classes``-way linear classifier, ``classes`` rows one-vs-rest), so at this many
-    iterations the projection can leave the MLM head nothing to read: bias-bench's 80
-    iterations were set for 768-dimensional BERT (80 × 2 = 160 of 768), and on a
-    128-dimensional model they remove all 128 directions. Supported (the fit runs), but
-    the text names the fix.
+
+def inlp_capacity(iterations: int, classes: int, hidden_size: int) -> str | None:
+    """A warning text when ``iterations`` can remove every direction of the hidden states,
+    else None.
+
+    Iteration ``i`` removes the row space of its classifier ``W_i``, up to
+    :func:`directions_per_iteration` directions: 3 with bias-bench's three classes (male,
+    female, neutral; ``coef_`` is ``3 × d``), 1 with two. The warning fires when
+    ``iterations × that ≥ hidden_size``, where the projection can leave the MLM head nothing
+    to read. bias-bench's 80 iterations were set for 768-dimensional BERT: 80 × 3 = 240 of
+    768 directions at most; on the demo's 128-dimensional model they remove all 128 (43
+    iterations already can: 43 × 3 = 129), and 10 iterations remove 30. Supported (the fit
+    runs), but the text names the fix.
     """
-    if iterations * (classes - 1) < hidden_size:
+    per_iteration = directions_per_iteration(classes)
+    if iterations * per_iteration < hidden_size:
         return None
-    scaled = max(1, round(iterations * hidden_size / 768))
+    # bias-bench's share of directions (iterations scaled by hidden/768), kept below the
+    # hidden size so the suggestion itself does not warn.
+    scaled = max(1, min(round(iterations * hidden_size / 768), (hidden_size - 1) // per_iteration))
     return (
-        f"inlp_iterations={iterations} with {classes} classes removes at least "
-        f"{iterations * (classes - 1)} directions, but the hidden states have only "
-        f"{hidden_size}: INLP can erase every direction and leave the MLM head a constant. "
-        f"bias-bench's 80 is for 768 dimensions; set inlp_iterations lower (e.g. "
-        f"{scaled}, scaled by {hidden_size}/768)."
+        f"inlp_iterations={iterations} with {classes} classes can remove up to "
+        f"{iterations * per_iteration} directions ({per_iteration} per iteration, the rows of "
+        f"its classifier), but the hidden states have only {hidden_size}: INLP can erase every "
+        f"direction and leave the MLM head a constant. bias-bench's 80 is for 768 dimensions; "
+        f"set inlp_iterations lower (e.g. {scaled}, scaled by {hidden_size}/768)."
     )
 
 
@@ -95,10 +113,13 @@ def inlp_projection(
     ``Σ_i B_i B_iᵀ`` is the column space of ``[B_1 … B_n]``, this computes the same ``P``
     as ``I − Q Qᵀ`` with ``Q`` an orthonormal basis of the stacked ``B_i`` — an SVD of a
     ``d × 3n`` matrix per iteration instead of a ``d × d`` one. Every classifier is kept
-    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``).
+    (bias-bench's ``min_accuracy = 0``, no dropout, ``is_autoregressive = True``), and
+    trained on features times :data:`BIAS_BENCH_TRAIN_SCALE`, as bias-bench's zero-rate
+    dropout mask scales them.
 
     The hidden size is the features' width (bias-bench hard-codes 768). When
-    ``iterations × (classes − 1)`` reaches it, an :class:`InlpCapacityWarning` names the fix
+    ``iterations ×`` :func:`directions_per_iteration` reaches it, an
+    :class:`InlpCapacityWarning` names the fix
     (:func:`inlp_capacity`); ``details["dimensions_remaining"]`` records ``d − rank removed``.
 
     Args:
@@ -142,7 +163,7 @@ def inlp_projection(
     accuracy: list[float] = []
     train_now, dev_now = x_train, x_dev
     for _ in range(iterations):
-        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now, y_train)
+        classifier = LinearSVC(**INLP_CLASSIFIER).fit(train_now * BIAS_BENCH_TRAIN_SCALE, y_train)
         accuracy.append(float(classifier.score(dev_now, y_dev)))
         bases.append(_orthonormal_basis(np.atleast_2d(classifier.coef_).T))
         removed = _orthonormal_basis(np.concatenate(bases, axis=1))

@@ -256,9 +256,11 @@ def plan_from_values(
     for role in ("loss", "posthoc"):
         extra = _selected(values, role)
         if len(extra) > 1:
+            # The keys the user wrote (self_debias: true), not the registry names.
+            chosen = "; ".join(f"{cls.title} ({cls.selected_by})" for cls in extra)
             raise CdsbiasError(
-                f"A run has at most one {role} method; the recipe selects "
-                f"{', '.join(cls.name for cls in extra)}. Remove all but one."
+                f"A run has at most one {role} method; the recipe selects {chosen}. "
+                "Remove all but one."
             )
         chosen_classes += extra
     for key, selection in (("debias_loss", LossSelection), ("posthoc_method", PosthocSelection)):

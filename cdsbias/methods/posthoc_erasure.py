@@ -9,7 +9,9 @@ then
 * ``posthoc_apply: fold`` (default): folds ``h ↦ P h + b`` into the first layer of the MLM
   head (:func:`cdsbias.methods.head_fold.fold`): the saved model is a plain checkpoint that
   ``from_pretrained``, ``cdsbias evaluate`` and ``publish`` load with no custom code, and only
-  the MLM head sees the projection;
+  the MLM head sees the projection; benchmarks that read sentence encodings (SEAT) read them
+  through the saved map all the same (:func:`cdsbias.methods.head_fold.through_map`), so
+  they score what the hooked model (and bias-bench) scores;
 * ``posthoc_apply: hook``: a forward hook on the base model's output (as bias-bench), so
   every reader of the hidden states sees debiased states during the run; the hook is not
   part of the saved weights: a run folder holding a hooked fit (:meth:`ErasureMethod.holds`)
@@ -252,7 +254,8 @@ class ErasureMethod(Method):
         and the rank removed), and how it is applied (fold or hook)."""
         where = (
             "folded into the first layer of the MLM head (only the head sees it; the hidden "
-            "states are the original ones)"
+            "states are the original ones, and cdsbias reads sentence encodings, e.g. for "
+            "SEAT, through the saved map, as bias-bench's hook does)"
             if self.apply_mode == "fold"
             else "applied by a forward hook on the base model's output (not saved in the "
             "weights; re-attach it from posthoc_erasure.safetensors)"

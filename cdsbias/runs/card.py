@@ -273,9 +273,24 @@ def _benchmark_sections(
         snap_after = Snapshot(step, entry["metrics"], run.summary_at(step, name, posthoc=posthoc))
         sections += [f"### {name}", "", benchmark.description + ".", "",
                      benchmark.card_section(snap_before, snap_after), ""]  # fmt: skip
+        sections += _representation_lines(snap_before, snap_after)
         if snap_before is not None:
             eval_results += benchmark.eval_results(snap_before, when="before")
         eval_results += benchmark.eval_results(snap_after, when="after")
         if benchmark.citation and benchmark.citation not in citations:
             citations.append(benchmark.citation)
     return sections, eval_results, citations
+
+
+def _representation_lines(before: Any, after: Any) -> list[str]:
+    """For a benchmark that read hidden states, which ones at each point (the summary's
+    ``representation``: the encoder's own, or through a post-hoc map, folded or hooked)."""
+    read_after = (after.summary or {}).get("representation")
+    if not read_after:
+        return []
+    read_before = ((before.summary or {}).get("representation") if before else None) or None
+    if read_before and read_before != read_after:
+        text = f"before: {read_before}; after: {read_after}"
+    else:
+        text = read_after
+    return [f"Hidden states read: {text}.", ""]

@@ -6,7 +6,10 @@ from the encoder under a masked-LM head. The protocol of bias-bench (Meade et al
 tokens, run the encoder (``AutoModel``, i.e. no LM head), take the *last* hidden layer and
 average it over *all* tokens, ``[CLS]``/``[SEP]`` (or ``<s>``/``</s>``) included, then
 L2-normalise (as May et al. do). One sentence per forward pass means no padding ever enters
-the mean.
+the mean. A model that carries a post-hoc map (SentenceDebias, INLP, LEACE) is read through
+it whether the map was folded into the MLM head or hooked onto the encoder
+(:func:`cdsbias.methods.head_fold.through_map`), as bias-bench reads its debiased encoders;
+:func:`encoded_representation` says which states were read.
 
 :func:`encode_sentences` computes the same numbers fast: distinct sentences only, sorted by
 length and batched (by rows and by padded tokens, :mod:`cdsbias.scoring.batching`), with
@@ -22,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.methods.head_fold import representation, through_map
 from cdsbias.scoring.batching import capped_batches, max_batch_tokens
 from cdsbias.scoring.encoding import shorten
 
@@ -98,7 +102,9 @@ def encode_sentences(
         from tqdm.auto import tqdm
 
         iterator = tqdm(batches, desc="encoding", unit="batch", leave=False)
-    with torch.inference_mode():
+    # A folded post-hoc map reaches the head only; read the encoder through it, as the
+    # hooked model (and bias-bench's SEAT) would be read.
+    with torch.inference_mode(), through_map(scorer.model, layer):
         for batch in iterator:
             width = max(len(encoded[i]) for i in batch)
             input_ids = torch.full((len(batch), width), scorer.pad_id, dtype=torch.long)
@@ -128,3 +134,10 @@ def encode_sentences(
     if not sentences:
         return np.empty((0, hidden_size), dtype=np.float64)
     return vectors[[row_of[sentence] for sentence in sentences]]
+
+
+def encoded_representation(scorer: Any, layer: int = -1) -> str:
+    """What :func:`encode_sentences` reads for ``scorer``'s model, in words: ``"encoder"`` or
+    ``"encoder through the SentenceDebias map (fold)"`` (:func:`~cdsbias.methods.head_fold.
+    representation`), for a benchmark summary's ``representation``."""
+    return representation(scorer.model, layer)

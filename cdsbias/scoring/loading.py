@@ -17,6 +17,7 @@ from cdsbias.methods import (
     saved_method,
     saved_methods,
 )
+from cdsbias.methods.head_fold import records_folded_fit, remember_folded
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -90,7 +91,9 @@ def load_masked_lm(
     :func:`cdsbias.methods.attached_methods`) gets it attached; so does a hub repository
     that holds one (its files fetched with ``huggingface_hub``: one more request per hub
     model, none for a local folder; offline, the cached files, else a warning that names
-    the fix).
+    the fix). A folder or repository whose map is folded into the head records the map on
+    the model (its file fetched too), so that sentence encodings are read through it
+    (:func:`cdsbias.methods.head_fold.remember_folded`).
 
     Args:
         name_or_path: A hub model id, a local folder or a local adapter folder.
@@ -139,8 +142,14 @@ def _attach_saved(
 ) -> tuple[Any, Any]:
     """The loaded model with what ``folder`` saved to act on top of it (e.g. the forward
     hook of a ``posthoc_apply: hook`` run: :func:`cdsbias.methods.attached_methods`), so the
-    folder scores what its run scored; ``for_training`` refuses such a folder."""
+    folder scores what its run scored; ``for_training`` refuses such a folder. A folded fit
+    (``posthoc_apply: fold``) is in the weights already; the model only records its map, so
+    that sentence encodings are read through it as the run read them
+    (:func:`cdsbias.methods.head_fold.remember_folded`; not for training, whose encoder
+    would change under it)."""
     if folder.is_dir():
+        if not for_training:
+            model = remember_folded(model, folder)
         for method in attached_methods(folder):
             if for_training:
                 raise CdsbiasError(
@@ -177,7 +186,10 @@ def _hub_attached_snapshot(name: str, revision: str | None) -> Path | None:
         try:  # the first file says whether the method acts (a fit record), then the rest
             folder = Path(huggingface_hub.hf_hub_download(name, files[0], revision=revision))
             folder = folder.parent
-            if not any(cls.attaches(folder) for cls in attaching_methods(files)):
+            # A folded map acts in the weights already; its file is fetched all the same,
+            # so that sentence encodings are read through it (remember_folded).
+            acts = any(cls.attaches(folder) for cls in attaching_methods(files))
+            if not acts and not records_folded_fit(folder):
                 continue
             for other in files[1:]:
                 huggingface_hub.hf_hub_download(name, other, revision=revision)

@@ -86,6 +86,7 @@ def fit_posthoc(
     min_per_class: int = INLP_MIN_SENTENCES_PER_CLASS,
     max_pairs: int | None = None,
     seed: int = 0,
+    split_seed: int = 0,
 ) -> AffineErasure:
     """Fits ``method`` on sentences of ``documents`` under ``scorer.model``.
 
@@ -101,7 +102,9 @@ def fit_posthoc(
         per_class: INLP/LEACE sentences per class.
         min_per_class: Fewest INLP/LEACE sentences any class may have.
         max_pairs: SentenceDebias's cap on counterfactual pairs (None: the whole corpus).
-        seed: Seed of INLP's clipping and data split.
+        seed: Seed of INLP's clipping (the run's seed, as bias-bench's ``--seed``).
+        split_seed: Seed of INLP's train/dev split (``inlp_split_seed``; bias-bench's
+            ``random_state=0`` whatever its ``--seed``).
 
     Returns:
         The fitted erasure with its record filled in.
@@ -138,7 +141,8 @@ def fit_posthoc(
         encoded = time.perf_counter()
         y = np.asarray(labels)
         if method == INLP:
-            erasure = inlp_projection(features, y, iterations=iterations, seed=seed)
+            erasure = inlp_projection(features, y, iterations=iterations, seed=split_seed)
+            erasure.details["split_seed"] = split_seed
         else:
             erasure = leace_eraser(features, y)
             erasure.details["labels"] = dict(INLP_LABELS)

@@ -25,14 +25,38 @@ LANGUAGES: dict[str, str] = {
 }
 DEFAULT_LANGUAGE = "en"
 
+#: Codes people type for a language cdsbias has that are not its ISO 639-1 code, and why:
+#: a country's ISO 3166 code where it differs from its language's (Denmark DK, Danish da),
+#: the ISO 639-2 codes and the languages' names. Spelling alone would miss them: "dk" is as
+#: close to "de" as to "da".
+CODE_ALIASES: dict[str, tuple[str, str]] = {
+    "dk": ("da", "'dk' is Denmark's country code; Danish is 'da'"),
+    "dan": ("da", "'dan' is the three-letter code of Danish; cdsbias uses 'da'"),
+    "danish": ("da", "Danish is 'da'"),
+    "dansk": ("da", "Danish is 'da'"),
+    "at": ("de", "'at' is Austria's country code; German is 'de'"),
+    "deu": ("de", "'deu' is the three-letter code of German; cdsbias uses 'de'"),
+    "ger": ("de", "'ger' is the three-letter code of German; cdsbias uses 'de'"),
+    "german": ("de", "German is 'de'"),
+    "deutsch": ("de", "German is 'de'"),
+    "gb": ("en", "'gb' is the United Kingdom's country code; English is 'en'"),
+    "uk": ("en", "'uk' is short for the United Kingdom (and Ukrainian's code); English is 'en'"),
+    "us": ("en", "'us' is the United States' country code; English is 'en'"),
+    "eng": ("en", "'eng' is the three-letter code of English; cdsbias uses 'en'"),
+    "english": ("en", "English is 'en'"),
+}
+
 __all__ = [
+    "CODE_ALIASES",
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "Language",
     "Skip",
+    "alias_hint",
     "check_language",
     "get_language",
     "language_class",
+    "unknown_language_error",
 ]
 
 
@@ -44,7 +68,7 @@ def language_class(code: str) -> type[Language]:
             lists cannot be read (naming the file).
     """
     if code not in LANGUAGES:
-        raise unknown_name_error("CDS language", str(code), LANGUAGES)
+        raise unknown_language_error("CDS language", str(code), LANGUAGES)
     module_name, class_name = LANGUAGES[code].split(":")
     try:
         module = importlib.import_module(module_name)
@@ -53,6 +77,31 @@ def language_class(code: str) -> type[Language]:
     except (OSError, UnicodeError, ValueError) as exc:
         raise CdsbiasError(f"could not load the '{code}' CDS word lists: {exc}") from None
     return getattr(module, class_name)
+
+
+def alias_hint(code: str, available: Iterable[str]) -> str:
+    """``"Did you mean 'da'? ('dk' is Denmark's country code; Danish is 'da'.)"`` when
+    ``code`` is one of :data:`CODE_ALIASES` for a code in ``available``, else ``""``."""
+    alias = CODE_ALIASES.get(str(code).strip().lower())
+    if alias is None or alias[0] not in set(available):
+        return ""
+    return f"Did you mean '{alias[0]}'? ({alias[1]}.)"
+
+
+def unknown_language_error(kind: str, code: str, available: Iterable[str]) -> CdsbiasError:
+    """:func:`~cdsbias.errors.unknown_name_error` for a language code, aware of the codes
+    of :data:`CODE_ALIASES` (``dk`` suggests ``da``, with the reason).
+
+    Args:
+        kind: What was looked up, e.g. ``"CDS language"``.
+        code: The code the user gave.
+        available: The valid codes.
+    """
+    names = sorted(available)
+    hint = alias_hint(code, names)
+    if not hint:
+        return unknown_name_error(kind, code, names)
+    return CdsbiasError(f"Unknown {kind} '{code}'. {hint} Available: {', '.join(names)}")
 
 
 def get_language(code: str = DEFAULT_LANGUAGE, *, names: bool = True, **options: Any) -> Language:
