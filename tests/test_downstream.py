@@ -28,7 +28,7 @@ NAMES = sorted(REGISTRY)
 DATA = ASSETS / "downstream"
 #: A few steps at a learning rate that moves a random 2-layer model.
 #: Options that fit each task to its fixture set (a few test examples per group).
-FIXTURE_OPTIONS = {"bias_in_bios": {"min_group_examples": 2}}
+FIXTURE_OPTIONS: dict[str, dict] = {"bias_in_bios": {"min_group_examples": 2}}
 QUICK = FinetuneConfig(learning_rate=5e-3, max_steps=4, batch_size=8, max_length=32)
 
 

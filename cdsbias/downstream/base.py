@@ -138,6 +138,10 @@ class Task(ABC):
         if frame[list(self.columns)].isna().any().any():
             bad = [c for c in self.columns if frame[c].isna().any()]
             raise CdsbiasError(f"{where}: empty values in column(s) {', '.join(bad)}.")
+        if self.regression and not pd.api.types.is_numeric_dtype(labels):
+            raise CdsbiasError(
+                f"{where}: column '{self.label_column}' must hold numbers, got {labels.iloc[0]!r}."
+            )
         if not self.regression and (not pd.api.types.is_integer_dtype(labels) or labels.min() < 0):
             raise CdsbiasError(
                 f"{where}: column '{self.label_column}' must hold class ids 0, 1, ... "

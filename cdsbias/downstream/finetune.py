@@ -262,7 +262,8 @@ def finetune_and_predict(
         seconds = time.perf_counter() - start
         logits = trainer.predict(test).predictions
     logits = np.asarray(logits[0] if isinstance(logits, tuple) else logits)
-    predictions = logits[:, 0] if task.regression else logits.argmax(-1)
+    # float64 so that rows.tsv round-trips the scores exactly (float32 text does not).
+    predictions = logits[:, 0].astype(np.float64) if task.regression else logits.argmax(-1)
     return SeedResult(
         predictions=predictions,
         train_seconds=seconds,
