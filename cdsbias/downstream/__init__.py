@@ -15,7 +15,7 @@ import pkgutil
 from cdsbias.downstream.base import REGISTRY, Task, TrainingDefaults, register
 from cdsbias.errors import unknown_name_error
 
-_NOT_TASKS = {"base", "data", "metrics", "finetune", "runner", "scrub", "report"}
+_NOT_TASKS = {"after_training", "base", "data", "finetune", "metrics", "runner"}
 
 
 def load_all() -> None:

@@ -28,6 +28,7 @@ import pandas as pd
 from cdsbias.downstream import get_task
 from cdsbias.downstream.base import Task
 from cdsbias.downstream.finetune import FinetuneConfig, finetune_and_predict
+from cdsbias.train.run import is_main_process
 
 ROWS_FILE = "rows.tsv"
 SEEDS_FILE = "seeds.tsv"
@@ -76,6 +77,7 @@ def run_downstream(
     data_dir: Path | None = None,
     config: FinetuneConfig | None = None,
     loaded: Mapping[str, ModelInput] | None = None,
+    roles: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Fine-tunes each model (each variant, each seed) on the task; writes ``OUT/<task>/``.
 
@@ -90,6 +92,8 @@ def run_downstream(
         data_dir: Local data instead of the hub dataset.
         config: The fine-tuning recipe (default: the task's).
         loaded: Models already loaded, by name (tests, ``train.py``).
+        roles: ``{model: role}`` recorded with its results (``base``/``final`` after a
+            training run, what the card and ``cdsbias compare`` read).
 
     Returns:
         The summary written to ``summary.json``.
@@ -133,7 +137,8 @@ def run_downstream(
             summary = task.summarize(model_rows)
             if hasattr(task, "per_group"):
                 summary["per_group"] = task.per_group(model_rows)
-            entries.append({"model": model.name, "variant": variant, **summary})
+            role = (roles or {}).get(model.name)
+            entries.append({"model": model.name, "role": role, "variant": variant, **summary})
 
     summary = {
         "task": task.name,
@@ -149,6 +154,8 @@ def run_downstream(
         ],
         "results": entries,
     }
+    if not is_main_process():  # under accelerate launch every process fine-tuned; one writes
+        return summary
     with atomic_output_dir(Path(out) / task.name) as staging:
         pd.concat(rows, ignore_index=True).to_csv(staging / ROWS_FILE, sep="\t", index=False)
         pd.DataFrame(seed_rows).to_csv(staging / SEEDS_FILE, sep="\t", index=False)
