@@ -76,7 +76,8 @@ def test_finetuning_writes_rows_seeds_and_summary_with_finite_metrics(name, bert
         assert metric.key in entry["metrics"]
     value = entry["metrics"][utility]
     assert math.isfinite(value["value"]) and value["ci_low"] <= value["value"] <= value["ci_high"]
-    assert value["n_seeds"] == 2 and value["n_examples"] == n_test
+    units = rows.loc[rows["seed"] == 0, "example"].nunique()  # rows, or pairs of rows
+    assert value["n_seeds"] == 2 and value["n_examples"] == units
     # The summary is recomputable from rows.tsv.
     again = get_task(name)({**FIXTURE_OPTIONS.get(name, {}), "n_resamples": 0}, DATA / name)
     again.load()

@@ -93,3 +93,25 @@ def test_bootstrap_resamples_examples_with_every_seed_pooled():
     assert (perfect.value, perfect.ci_low, perfect.ci_high) == (1.0, 1.0, 1.0)
     none = bootstrap_over_examples(one, _accuracy, n_resamples=0)["accuracy"]
     assert math.isnan(none.ci_low) and none.value == a.value
+
+
+def test_bias_sts_b_differences_by_hand():
+    from cdsbias.downstream.bias_sts_b import BiasStsb
+
+    task = BiasStsb()
+    task.share_women = {"nurse": 0.9, "taper": 0.1, "judge": 0.5}
+    # Pairs (man, woman): nurse 2.0 vs 3.0 (-1), taper 4.0 vs 3.5 (+0.5), judge 1 vs 1 (0).
+    rows = pd.DataFrame({
+        "seed": 0, "example": [0, 0, 1, 1, 2, 2],
+        "occupation": ["nurse", "nurse", "taper", "taper", "judge", "judge"],
+        "gender": [0, 1, 0, 1, 0, 1], "prediction": [2.0, 3.0, 4.0, 3.5, 1.0, 1.0],
+    })  # fmt: skip
+    values = task.statistics(rows)
+    assert values["mean_abs_diff"] == pytest.approx(1.5 / 3)
+    assert values["mean_diff"] == pytest.approx(-0.5 / 3)
+    # Differences (-1, 0.5, 0) against shares (0.9, 0.1, 0.5): deviations (-5/6, 2/3, 1/6)
+    # and (0.4, -0.4, 0); r = -0.6 / sqrt(7/6 * 0.32) = -0.98198.
+    assert values["diff_share_r"] == pytest.approx(-0.6 / math.sqrt(7 / 6 * 0.32))
+    # A bootstrap resample drawing the nurse pair twice counts it twice.
+    twice = pd.concat([rows.iloc[[0, 1]], rows], ignore_index=True)
+    assert task.statistics(twice)["mean_abs_diff"] == pytest.approx(2.5 / 4)

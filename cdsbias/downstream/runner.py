@@ -120,7 +120,10 @@ def run_downstream(
                     variant=variant, erasure=model.erasure, shown=model.name,
                 )  # fmt: skip
                 frame = splits["test"][[task.label_column, *task.group_columns]].copy()
-                frame.insert(0, "example", range(len(frame)))
+                # A task whose test rows come in units (pairs) names them; else one per row.
+                test = splits["test"]
+                ids = test["example"] if "example" in test else range(len(frame))
+                frame.insert(0, "example", list(ids))
                 frame.insert(0, "seed", seed)
                 frame.insert(0, "variant", variant)
                 frame.insert(0, "model", model.name)
