@@ -292,3 +292,32 @@ def test_the_command_prints_the_table_and_writes_the_folder(capsys, tmp_path, be
     out = capsys.readouterr().out
     assert code == 0 and "| model | variant | accuracy |" in out
     assert (tmp_path / "bias_in_bios" / SUMMARY_FILE).is_file()
+
+
+# --------------------------------------------------------------------- architectures
+ARCHITECTURES = ("distilbert", "roberta", "albert", "electra", "xlm-roberta", "deberta-v2",
+                 "modernbert")  # fmt: skip
+
+
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_every_architecture_gets_a_head_and_both_variants(architecture, tmp_path):
+    import torch
+
+    from cdsbias.scoring.loading import load_masked_lm
+
+    folder = tiny_masked_lm(architecture, tmp_path / architecture)
+    masked_lm, tokenizer = load_masked_lm(folder, progress=False)
+    task = get_task("stsb")({"n_resamples": 0}, DATA / "stsb")
+    splits = task.load()
+    one_step = FinetuneConfig(learning_rate=1e-3, max_steps=1, batch_size=4, max_length=32)
+    result = finetune_and_predict(masked_lm, tokenizer, task, splits, seed=0, config=one_step)
+    assert result.steps == 1 and np.isfinite(result.predictions).all()
+    size = int(getattr(masked_lm.config, "hidden_size", 0) or masked_lm.config.dim)
+    erasure, _ = _erasure(size)
+    batch = _encoded(tokenizer, ["she had a good day.", "he is a nurse."])
+    logits = []
+    for variant in ("fold", "hook"):
+        model = prepared_classifier(masked_lm, task, 0, one_step, variant, erasure, "m").eval()
+        with torch.no_grad():
+            logits.append(model(**batch).logits)
+    torch.testing.assert_close(logits[0], logits[1], rtol=1e-4, atol=1e-5)
