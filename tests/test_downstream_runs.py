@@ -107,3 +107,11 @@ def test_train_py_runs_the_downstream_task_on_the_final_model(tmp_path, shared_d
     (entry,) = summary["results"]  # from scratch: no base model, the final one only
     assert entry["role"] == "final" and entry["model"] == str(out)
     assert summary["seeds"] == [0] and summary["data"]["n_train"] == 24
+    # The final folder's card shows it; a checkpoint's card does not claim it.
+    from cdsbias.runs.card import model_card
+
+    card = str(model_card(out, "org/debiased"))
+    assert "## Downstream" in card and "### bias_in_bios" in card and "| final | none |" in card
+    assert "dearteaga2019bias" in card
+    checkpoint = next(out.glob("checkpoint-*"))
+    assert "## Downstream" not in str(model_card(checkpoint, "org/debiased"))
