@@ -66,6 +66,7 @@ def run_downstream_command(args: argparse.Namespace) -> int:
     from cdsbias.downstream.runner import SUMMARY_FILE, format_summary, run_downstream
     from cdsbias.errors import CdsbiasError
     from cdsbias.options import parse_key_values
+    from cdsbias.train.run import is_main_process
 
     if args.seeds < 1:
         raise CdsbiasError(f"--seeds must be at least 1, got {args.seeds}.")
@@ -85,6 +86,7 @@ def run_downstream_command(args: argparse.Namespace) -> int:
         data_dir=args.data,
         config=config,
     )
-    print(format_summary(summary), end="")
-    print(f"wrote {args.out / summary['task'] / SUMMARY_FILE}")
+    if is_main_process():  # under accelerate launch, one process reports
+        print(format_summary(summary), end="")
+        print(f"wrote {args.out / summary['task'] / SUMMARY_FILE}")
     return 0
