@@ -1,11 +1,12 @@
-"""Fine-tune a masked LM on a CDS corpus, scoring bias at step 0 and every checkpoint.
+"""Fine-tune a masked LM on a CDS corpus, scoring bias at step 0 and every checkpoint, then
+fine-tune the base and the final model on the recipe's downstream_tasks (if any).
 
 accelerate launch train.py recipes/gap_cds.yaml [key=value ...]
 """
 
 import sys
 
-from cdsbias.train.run import main
+from cdsbias.downstream.after_training import main
 
 if __name__ == "__main__":
     sys.exit(main())

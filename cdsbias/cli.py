@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "cdsbias.commands.report",
     "cdsbias.commands.compare",
     "cdsbias.commands.methods",
+    "cdsbias.commands.downstream",
 )
 
 

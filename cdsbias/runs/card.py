@@ -19,6 +19,8 @@ from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import Method, MethodPlan, attached_methods
 from cdsbias.runs.card_recipe import untrained_recipe
+from cdsbias.runs.downstream_results import card_section as downstream_card_section
+from cdsbias.runs.downstream_results import read_downstream
 from cdsbias.runs.folder import CURVE_FILE, RunFolder
 from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
 
@@ -231,6 +233,13 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
     shown_recipe = info.get("card_recipe", {})
     if plan.posthoc_only:  # as recorded before untrained runs left out their training keys
         shown_recipe = untrained_recipe(shown_recipe)
+    # Downstream results are of the final model: a checkpoint's card does not claim them.
+    if Path(checkpoint).resolve() == Path(run.path).resolve():
+        downstream = read_downstream(run.path)
+        lines += downstream_card_section(downstream)
+        for summary in downstream.values():
+            if summary.get("citation") and summary["citation"] not in citations:
+                citations.append(summary["citation"])
     if run.curve_file.exists():
         lines += ["## Bias curve", "", f"![bias and held-out loss per step]({CURVE_FILE})", ""]
     lines += [

@@ -84,7 +84,7 @@ def card_recipe(effective: dict[str, Any]) -> dict[str, Any]:
     for key, value in effective.items():
         if key in LOCAL_KEYS or key in unused or value is None:
             continue
-        if key.startswith("bias_") or key.startswith("n_"):
+        if key.startswith(("bias_", "n_", "downstream_")):  # evaluation, not the model
             continue
         if key in SCRATCH_KEYS and not effective.get("init_from_scratch"):
             continue

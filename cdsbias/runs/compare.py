@@ -16,6 +16,7 @@ from typing import Any
 
 from cdsbias.benchmarks.results import table_cell
 from cdsbias.io import atomic_path, atomic_write_text
+from cdsbias.runs.downstream_results import compare_markdown, csv_columns
 from cdsbias.runs.summaries import (
     MetricChange,
     RunSummary,
@@ -118,6 +119,8 @@ def csv_text(runs: Sequence[RunSummary]) -> str:
     for column in columns:
         header += [f"{column.column}/{part}" for part in ("before", "after", "reduction_pct")]
     header += ["heldout_loss_before", "heldout_loss_after", "heldout_loss_increase_pct"]
+    downstream = sorted({key for run in runs for key in csv_columns(run)})
+    header += downstream
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -132,6 +135,8 @@ def csv_text(runs: Sequence[RunSummary]) -> str:
             row += [None] * 3 if change is None else [change.before, change.after,
                                                       _percent(change.reduction)]  # fmt: skip
         row += [*(run.heldout_loss or (None, None)), _percent(run.heldout_increase)]
+        extrinsic = csv_columns(run)
+        row += [extrinsic.get(key) for key in downstream]
         writer.writerow(["" if v is None else v for v in row])
     return buffer.getvalue()
 
@@ -190,7 +195,7 @@ def compare(
     """
     runs = read_runs(folders)
     plotted = choose_metric(metric_columns(runs), metric)
-    table = markdown_table(runs, plotted if out is not None else None)
+    table = markdown_table(runs, plotted if out is not None else None) + compare_markdown(runs)
     if out is not None:
         out = Path(out)
         atomic_write_text(out / MARKDOWN_FILE, table)

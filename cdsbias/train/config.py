@@ -243,6 +243,20 @@ class BiasEvalConfig:
         },
     )
 
+    downstream_tasks: dict[str, Any] = field(
+        default_factory=dict,
+        metadata={
+            "help": "Downstream tasks fine-tuned after training on the base model and the "
+            "final model (not at checkpoints: each costs a fine-tuning per seed): a list of "
+            "names or a mapping of names to task options ({NAME: {max_train_examples: 2000, "
+            "data_dir: DIR}}); results in OUTPUT_DIR/downstream/<task>/, see "
+            "docs/downstream.md."
+        },
+    )
+    downstream_seeds: int = field(
+        default=3, metadata={"help": "Fine-tuning seeds (0 .. N-1) of each downstream task."}
+    )
+
     def build_benchmarks(self) -> list[Any]:
         """The configured benchmarks, options validated (their data is not read yet)."""
         return [
@@ -268,7 +282,27 @@ class RunConfig:
 
 
 #: Keys whose value takes more than one form, brought to the field's type before checks.
-NORMALIZERS = {"bias_benchmarks": normalize_specs}
+def normalize_task_specs(value: Any) -> dict[str, dict[str, Any]]:
+    """``[a, b]`` or ``{a: {option: value}}`` -> ``{name: {option: value}}`` (downstream tasks).
+
+    Raises:
+        CdsbiasError: Neither a list of names nor a mapping of names to option mappings.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return {name: {} for name in value}
+    if isinstance(value, dict) and all(isinstance(v, dict | None) for v in value.values()):
+        return {str(name): dict(options or {}) for name, options in value.items()}
+    raise CdsbiasError(
+        "downstream_tasks must be a list of task names or a mapping {name: {option: value}}, "
+        f"got {value!r}."
+    )
+
+
+NORMALIZERS = {"bias_benchmarks": normalize_specs, "downstream_tasks": normalize_task_specs}
 
 CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
 
