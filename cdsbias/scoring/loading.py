@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import check_safetensors
 from cdsbias.methods import (
     Method,
     attached_methods,
@@ -17,6 +18,9 @@ from cdsbias.methods import (
     saved_method,
     saved_methods,
 )
+
+#: What to do about a damaged weights file of a local model folder.
+DAMAGED_WEIGHTS_FIX = "copy the folder again from where it was saved, or save the model again"
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -114,6 +118,8 @@ def load_masked_lm(
     """
     folder = Path(str(name_or_path))
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
+    if folder.is_dir():  # a cut-short weights file is named, not a traceback of the loader
+        check_safetensors(folder, fix=DAMAGED_WEIGHTS_FIX)
     method = saved_method(folder) if folder.is_dir() else None
     if method is not None:
         loaded = _load_saved(folder, method, options, base_model)
@@ -266,6 +272,7 @@ def _load_model(
 ) -> tuple[Any, Any]:
     """:func:`load_masked_lm` for a model (hub id or folder of full weights)."""
     import transformers
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
     local = Path(name).exists()
@@ -313,7 +320,7 @@ def _load_model(
     try:
         with progress_bars(progress):
             model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SafetensorError) as exc:
         raise CdsbiasError(f"Cannot load the weights of '{name}': {exc}") from None
     finally:
         transformers.logging.set_verbosity(previous)
