@@ -50,7 +50,7 @@ from cdsbias.benchmarks.seat_data import (
 from cdsbias.benchmarks.stats import weat_effect_size, weat_p_value
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.embeddings import encode_sentences
+from cdsbias.scoring.embeddings import check_layer, encode_sentences
 from cdsbias.scoring.language import check_language
 
 #: For each set, the two sets its sentences are compared with (``mean_cos_1``, ``_2``).
@@ -129,6 +129,10 @@ class Seat(Benchmark):
         options = {**self.option_values(), "tests": self.test_names}
         own = self.data_file is not None
         return published_notes(self.published, model_id, metrics, options, own_data=own)
+
+    def check_scorer(self, scorer: MaskedLMScorer) -> None:
+        """The hidden layer read (``layer``) must be one the model has."""
+        check_layer(scorer.model, self.options.layer)
 
     def self_debias_conflict(self) -> str | None:
         return (

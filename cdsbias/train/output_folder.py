@@ -27,6 +27,30 @@ from cdsbias.errors import CdsbiasError
 from cdsbias.runs.folder import RunFolder
 
 
+def resolve_resume(recipe: Any) -> str | None:
+    """``resume_from_checkpoint``: a folder, or true/last for the latest checkpoint; its
+    weights files are checked (a cut-short one is named, never a traceback mid-start)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from cdsbias.io import check_safetensors
+
+    value = recipe.training.resume_from_checkpoint
+    if value is None or str(value).lower() in ("false", "none", ""):
+        return None
+    output_dir = recipe.training.output_dir
+    if str(value).lower() in ("true", "last", "latest"):
+        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        if last is None:
+            raise CdsbiasError(f"resume_from_checkpoint: no checkpoint-* folder in {output_dir}.")
+        value = last
+    if not Path(value).is_dir():
+        raise CdsbiasError(f"resume_from_checkpoint: {value} is not a folder.")
+    check_safetensors(
+        value, fix="resume from another checkpoint (resume_from_checkpoint=FOLDER) or delete it"
+    )
+    return str(value)
+
+
 def check_output_dir(output_dir: str | Path, *, overwrite: bool, resume: str | None) -> bool:
     """Refuses to write into a folder that holds another run, unless told to; touches
     nothing.

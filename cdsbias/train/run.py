@@ -28,24 +28,6 @@ def main_print(*args: Any) -> None:
         print(*args, flush=True)
 
 
-def resolve_resume(recipe: Recipe) -> str | None:
-    """``resume_from_checkpoint``: a folder, or true/last for the latest checkpoint."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    value = recipe.training.resume_from_checkpoint
-    if value is None or str(value).lower() in ("false", "none", ""):
-        return None
-    output_dir = recipe.training.output_dir
-    if str(value).lower() in ("true", "last", "latest"):
-        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
-        if last is None:
-            raise CdsbiasError(f"resume_from_checkpoint: no checkpoint-* folder in {output_dir}.")
-        return last
-    if not Path(value).is_dir():
-        raise CdsbiasError(f"resume_from_checkpoint: {value} is not a folder.")
-    return str(value)
-
-
 def refuse_fsdp_without_accelerator(training: Any) -> None:
     """Stops an FSDP launch that would silently train something else.
 
@@ -145,7 +127,12 @@ def run(recipe: Recipe) -> Path:
     from transformers.utils import logging as hf_logging
 
     from cdsbias.train.data import build_training_data, load_documents
-    from cdsbias.train.output_folder import DiscardReplacedRun, check_output_dir, replacing_run
+    from cdsbias.train.output_folder import (
+        DiscardReplacedRun,
+        check_output_dir,
+        replacing_run,
+        resolve_resume,
+    )
     from cdsbias.train.streaming import build_streaming_data, load_stream
     from cdsbias.train.tracking import configure_tracking
 
@@ -195,8 +182,7 @@ def run(recipe: Recipe) -> Path:
             main_print(note)
     method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
-    if plan.changes_scoring:  # a decoding rule (Self-Debias): its inputs must fit the model
-        check_scoring_inputs(recipe, benchmarks, model, tokenizer)
+    check_scoring_inputs(recipe, benchmarks, model, tokenizer)
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
             data = build_streaming_data(
@@ -293,12 +279,18 @@ def write_run(
 
 
 def check_scoring_inputs(recipe: Recipe, benchmarks: list[Any], model: Any, tokenizer: Any) -> None:
-    """Checks, before the run writes anything, that the benchmarks' inputs fit the model
-    as the post-hoc point's scorer (:meth:`MethodPlan.wrap_scorer`) will build them
+    """Checks, before the run writes anything, that every benchmark's options fit the
+    model (:func:`cdsbias.benchmarks.check_scorer_options`: SEAT's layer) and, under a
+    decoding rule, that the benchmarks' inputs fit the model as the post-hoc point's scorer
+    (:meth:`MethodPlan.wrap_scorer`) will build them
     (:func:`cdsbias.benchmarks.long_rows.check_inputs_fit`: a Self-Debias prefix)."""
+    from cdsbias.benchmarks import check_scorer_options
     from cdsbias.benchmarks.long_rows import check_inputs_fit
 
-    check_inputs_fit(benchmarks, recipe.method.wrap_scorer(plan_scorer(recipe, model, tokenizer)))
+    scorer = plan_scorer(recipe, model, tokenizer)
+    check_scorer_options(benchmarks, scorer)
+    if recipe.method.changes_scoring:  # a decoding rule (Self-Debias)
+        check_inputs_fit(benchmarks, recipe.method.wrap_scorer(scorer))
 
 
 def plan_scorer(recipe: Recipe, model: Any, tokenizer: Any) -> Any:
