@@ -1,5 +1,5 @@
 """Crash-safe output: nothing the user already has is lost or left half-written; and a
-user's damaged weights file named in one line."""
+user's damaged weights or JSON file named in one line."""
 
 from __future__ import annotations
 
@@ -97,3 +97,20 @@ def check_safetensors(path: str | os.PathLike, *, fix: str) -> None:
         except (SafetensorError, OSError) as exc:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CdsbiasError(f"{file} is damaged or cut short ({detail}); {fix}.") from None
+
+
+def check_json_files(folder: str | os.PathLike, *, fix: str) -> None:
+    """Refuses a folder whose top-level ``*.json`` files (a model's config and tokenizer
+    files, a checkpoint's trainer state) do not all parse, naming the first that does not.
+
+    Raises:
+        CdsbiasError: ``"<file> cannot be read (<why>); {fix}."``
+    """
+    import json
+
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            detail = str(exc).strip().splitlines()[0]
+            raise CdsbiasError(f"{path} cannot be read ({detail}); {fix}.") from None

@@ -1,7 +1,8 @@
 """A damaged run folder is an error, never silently something else (issue 26, item 3).
 
 A ``posthoc_apply: hook`` run whose ``posthoc_fit.json`` is cut short, whose map is missing
-or cut short, or whose ``model.safetensors`` is cut short: ``cdsbias evaluate``, ``cdsbias
+or cut short, or whose ``model.safetensors``, ``config.json`` or ``tokenizer.json`` is cut
+short: ``cdsbias evaluate``, ``cdsbias
 publish --dry-run`` and ``train.py`` on it each exit non-zero with one ``error:`` line
 naming the file, no traceback, and nothing written. (Before: evaluate scored the weights
 without the hook, publish built a folder without the map, and a cut-short file printed a
@@ -50,6 +51,12 @@ DAMAGES = {
         "model.safetensors",
         "damaged or cut short",
     ),
+    "config cut short": (lambda f: cut(f / "config.json"), "config.json", "cannot be read"),
+    "tokenizer cut short": (
+        lambda f: cut(f / "tokenizer.json"),
+        "tokenizer.json",
+        "cannot be read",
+    ),
     "map without record": (
         lambda f: (f / ERASURE_RECORD).unlink(),
         ERASURE_FILE,
@@ -92,10 +99,23 @@ def test_a_damaged_hooked_run_is_one_error_naming_the_file(
     assert sorted(p.name for p in folder.rglob("*")) == kept  # e.g. no publish/ folder
 
 
-def test_resuming_from_a_cut_short_checkpoint_names_its_file(tmp_path, becpro, base, capsys):
-    run = fine_tune(tmp_path / "run", becpro, base)
-    weights = run / "checkpoint-2" / "model.safetensors"
-    cut(weights)
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory, becpro, base) -> Path:
+    """A finished 2-step run with its checkpoint-2, to resume from."""
+    return fine_tune(tmp_path_factory.mktemp("resume") / "run", becpro, base)
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [("model.safetensors", "is damaged or cut short"), ("trainer_state.json", "cannot be read")],
+)
+def test_resuming_from_a_cut_short_checkpoint_names_its_file(
+    checkpointed, becpro, base, tmp_path, capsys, name, words
+):
+    run = tmp_path / "run"
+    shutil.copytree(checkpointed, run)
+    damaged = run / "checkpoint-2" / name
+    cut(damaged)
     keys = overrides(run, becpro, "init_from_scratch=false", f"model_name_or_path={base}",
                      "resume_from_checkpoint=true", "max_steps=4")  # fmt: skip
     before = sorted(p.name for p in run.rglob("*"))
@@ -104,7 +124,7 @@ def test_resuming_from_a_cut_short_checkpoint_names_its_file(tmp_path, becpro, b
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in err, err
-    assert f"{weights} is damaged or cut short" in errors[0]
+    assert f"{damaged} {words}" in errors[0]
     assert "resume_from_checkpoint=FOLDER" in errors[0]
     assert sorted(p.name for p in run.rglob("*")) == before
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
-from cdsbias.io import check_safetensors
+from cdsbias.io import check_json_files, check_safetensors
 from cdsbias.methods import (
     Method,
     attached_methods,
@@ -257,6 +257,7 @@ def _load_saved(
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder))
         except (OSError, ValueError) as exc:
+            check_json_files(folder, fix=DAMAGED_WEIGHTS_FIX)
             raise CdsbiasError(f"Cannot load the tokenizer of '{folder}': {exc}") from None
     model.eval()
     return model, tokenizer
@@ -288,6 +289,8 @@ def _load_model(
             else:
                 config = AutoConfig.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
+        if local:  # a damaged config.json is named, not taken for a missing hub model
+            check_json_files(name, fix=DAMAGED_WEIGHTS_FIX)
         offline = os.environ.get("HF_HUB_OFFLINE") == "1"
         where = "is not a local folder and could not be fetched from the Hugging Face hub"
         fix = (
@@ -358,6 +361,8 @@ def _load_model(
         with progress_bars(progress):
             tokenizer = AutoTokenizer.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
+        if local:
+            check_json_files(name, fix=DAMAGED_WEIGHTS_FIX)
         raise CdsbiasError(f"Cannot load the tokenizer of '{name}': {exc}") from None
     model.eval()
     return model, tokenizer

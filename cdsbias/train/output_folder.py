@@ -29,10 +29,11 @@ from cdsbias.runs.folder import RunFolder
 
 def resolve_resume(recipe: Any) -> str | None:
     """``resume_from_checkpoint``: a folder, or true/last for the latest checkpoint; its
-    weights files are checked (a cut-short one is named, never a traceback mid-start)."""
+    weights and JSON files are checked (a damaged one is named, never a traceback from the
+    Trainer's resume)."""
     from transformers.trainer_utils import get_last_checkpoint
 
-    from cdsbias.io import check_safetensors
+    from cdsbias.io import check_json_files, check_safetensors
 
     value = recipe.training.resume_from_checkpoint
     if value is None or str(value).lower() in ("false", "none", ""):
@@ -45,9 +46,9 @@ def resolve_resume(recipe: Any) -> str | None:
         value = last
     if not Path(value).is_dir():
         raise CdsbiasError(f"resume_from_checkpoint: {value} is not a folder.")
-    check_safetensors(
-        value, fix="resume from another checkpoint (resume_from_checkpoint=FOLDER) or delete it"
-    )
+    fix = "resume from another checkpoint (resume_from_checkpoint=FOLDER) or delete it"
+    check_safetensors(value, fix=fix)
+    check_json_files(value, fix=fix)
     return str(value)
 
 
