@@ -119,8 +119,8 @@ def test_a_run_failing_after_it_started_puts_the_earlier_run_back(
     earlier, becpro, base, monkeypatch, capsys
 ):
     """Past every check the earlier run is set aside; a failure then (here in training,
-    after the new run wrote its recipe and step-0 point) removes the new folder and puts
-    the earlier run back."""
+    after the new run wrote its recipe and run info) removes the new folder and puts the
+    earlier run back."""
     from cdsbias.train.trainer import DebiasTrainer
 
     seen = {}
@@ -133,7 +133,7 @@ def test_a_run_failing_after_it_started_puts_the_earlier_run_back(
     monkeypatch.setattr(DebiasTrainer, "train", crash)
     before = digest(earlier)
     with pytest.raises(RuntimeError, match="went away"):
-        train_main(overwrite(earlier, becpro, base, "bias_eval_at_start=true"))
+        train_main(overwrite(earlier, becpro, base))
     assert len(seen["aside"]) == 1 and "recipe.yaml" in seen["new"]
     assert "checkpoint-2" not in seen["new"]  # the new run's folder, not the earlier one
     assert digest(earlier) == before
@@ -168,3 +168,24 @@ def test_evaluate_checks_every_benchmark_before_writing(base, becpro, tmp_path, 
         "(0 = embeddings, -1 = last layer)."
     )
     assert digest(out) == before
+
+
+def test_the_earlier_run_is_deleted_at_the_first_checkpoint(tmp_path, becpro, base, monkeypatch):
+    """Once the new run has a complete checkpoint, the earlier run is gone: a failure after
+    it keeps the new run (resumable from that checkpoint) rather than the earlier one."""
+    from cdsbias.train.output_folder import DiscardReplacedRun
+
+    out = fine_tune(tmp_path / "run", becpro, base)
+    (out / "left-over.txt").write_text("only the earlier run had this", encoding="utf-8")
+    discard = DiscardReplacedRun.on_save
+
+    def save_then_crash(self, args, state, control, **kwargs):
+        discard(self, args, state, control, **kwargs)
+        raise RuntimeError(f"crashed after checkpoint-{state.global_step}")
+
+    monkeypatch.setattr(DiscardReplacedRun, "on_save", save_then_crash)
+    with pytest.raises(RuntimeError, match="after checkpoint-1"):
+        train_main(overwrite(out, becpro, base, "max_steps=2", "save_steps=1"))
+    assert not list(tmp_path.glob("run.replaced-*"))
+    assert not (out / "left-over.txt").exists()
+    assert (out / "checkpoint-1" / "trainer_state.json").is_file()
