@@ -136,4 +136,4 @@ def test_a_cut_short_bias_metrics_line_is_named(hook_run, tmp_path, capsys):
     metrics.write_text(metrics.read_text(encoding="utf-8")[:-40], encoding="utf-8")
     assert cli(["report", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {metrics} cannot be read (") and err.count("\n") == 1, err
+    assert err.startswith(f"error: {metrics} is not valid run output: ") and err.count("\n") == 1

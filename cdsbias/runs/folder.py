@@ -174,8 +174,7 @@ class RunFolder:
         try:
             points = [json.loads(line) for line in lines if line]
         except ValueError as exc:  # JSONDecodeError: a damaged or hand-edited line
-            problem = str(exc).splitlines()[0]
-            raise CdsbiasError(f"{path} cannot be read ({problem}); is the run complete?") from None
+            raise CdsbiasError(f"{path} is not valid run output: {exc}") from None
         return sorted(points, key=_point_order)
 
     def write_points(self, points: list[dict[str, Any]]) -> None:
