@@ -1,4 +1,5 @@
-"""Crash-safe output: nothing the user already has is lost or left half-written."""
+"""Crash-safe output: nothing the user already has is lost or left half-written; and a
+user's damaged weights or JSON file named in one line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from cdsbias.errors import CdsbiasError
 
 
 def _umask() -> int:
@@ -67,3 +70,47 @@ def atomic_output_dir(final_dir: str | os.PathLike) -> Iterator[Path]:
     os.replace(staging, final_dir)
     if backup is not None:
         shutil.rmtree(backup, ignore_errors=True)
+
+
+def check_safetensors(path: str | os.PathLike, *, fix: str) -> None:
+    """Refuses a ``*.safetensors`` file that is cut short or damaged, naming it.
+
+    Reads the header and checks that the file holds every byte it announces (safetensors'
+    own check), without reading the tensors. A folder is checked file by file (its
+    top-level ``*.safetensors`` files).
+
+    Args:
+        path: A safetensors file, or a folder of them.
+        fix: What the user can do, ending the message (``"...; {fix}."``).
+
+    Raises:
+        CdsbiasError: A file that safetensors cannot open, named with its problem.
+    """
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+    for file in files:
+        try:
+            with safe_open(str(file), "np"):
+                pass
+        except (SafetensorError, OSError) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CdsbiasError(f"{file} is damaged or cut short ({detail}); {fix}.") from None
+
+
+def check_json_files(folder: str | os.PathLike, *, fix: str) -> None:
+    """Refuses a folder whose top-level ``*.json`` files (a model's config and tokenizer
+    files, a checkpoint's trainer state) do not all parse, naming the first that does not.
+
+    Raises:
+        CdsbiasError: ``"<file> cannot be read (<why>); {fix}."``
+    """
+    import json
+
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            detail = str(exc).strip().splitlines()[0]
+            raise CdsbiasError(f"{path} cannot be read ({detail}); {fix}.") from None

@@ -247,6 +247,11 @@ class Benchmark(ABC):
         predictions only. The summary records it as ``representation``."""
         return None
 
+    def check_scorer(self, scorer: MaskedLMScorer) -> None:
+        """Refuses options this model cannot take (e.g. a hidden layer it lacks), before
+        anything is scored or written (:func:`check_scorer_options`); by default, none."""
+        return None
+
     def self_debias_conflict(self) -> str | None:
         """Why Self-Debias cannot score this benchmark with the options chosen (it reads
         unmasked positions, or runs the model outside the scorer), or None; by default, a
@@ -380,6 +385,20 @@ class Benchmark(ABC):
                 )
             )
         return results
+
+
+def check_scorer_options(benchmarks: list[Benchmark], scorer: MaskedLMScorer) -> None:
+    """Every benchmark's :meth:`Benchmark.check_scorer`, before any of them is scored, so
+    that an option one benchmark cannot use fails before another writes its result.
+
+    Raises:
+        CdsbiasError: ``"<benchmark>: <why>"`` for the first benchmark that refuses.
+    """
+    for benchmark in benchmarks:
+        try:
+            benchmark.check_scorer(scorer)
+        except CdsbiasError as exc:
+            raise CdsbiasError(f"{benchmark.name}: {exc}") from None
 
 
 def register(cls: type[Benchmark]) -> type[Benchmark]:

@@ -50,7 +50,7 @@ from cdsbias.benchmarks.seat_data import (
 from cdsbias.benchmarks.stats import weat_effect_size, weat_p_value
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.scoring import MaskedLMScorer
-from cdsbias.scoring.embeddings import encode_sentences, encoded_representation
+from cdsbias.scoring.embeddings import check_layer, encode_sentences, encoded_representation
 from cdsbias.scoring.language import check_language
 
 #: For each set, the two sets its sentences are compared with (``mean_cos_1``, ``_2``).
@@ -134,6 +134,10 @@ class Seat(Benchmark):
         """The encoder states read (through a post-hoc map the model carries, folded or
         hooked, as bias-bench's SEAT reads its debiased encoders)."""
         return encoded_representation(scorer, self.options.layer)
+
+    def check_scorer(self, scorer: MaskedLMScorer) -> None:
+        """The hidden layer read (``layer``) must be one the model has."""
+        check_layer(scorer.model, self.options.layer)
 
     def self_debias_conflict(self) -> str | None:
         return (

@@ -214,7 +214,7 @@ def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from cdsbias.benchmarks import write_result
+    from cdsbias.benchmarks import check_scorer_options, write_result
     from cdsbias.benchmarks.long_rows import check_inputs_fit
 
     names = [n.strip() for n in args.benchmark.split(",") if n.strip()]
@@ -242,18 +242,24 @@ def run_evaluate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         self_debias=self_debias,
     )
-    # A Self-Debias prefix too long for the model fails before any benchmark is written.
+    # Options the model cannot take (SEAT's layer) and a Self-Debias prefix too long for
+    # it fail before any benchmark is scored.
+    check_scorer_options(benchmarks, scorer)
     check_inputs_fit(benchmarks, scorer)
     model_id = published_model_id(args.model)
+    results = []
     for benchmark in benchmarks:
         result = benchmark.evaluate(scorer, annotate={"model": args.model})
         if result is None:  # only ranks > 0 of a sharded run get None
             continue
-        folder = write_result(result, args.out)
         if not args.quiet:
             print(result.report)
         for line in benchmark.published_notes(model_id, result.metrics):
             print(f"{benchmark.name} {line}")
+        results.append(result)
+    # Written once every benchmark has scored: a failure leaves --out as it was.
+    for result in results:
+        folder = write_result(result, args.out)
         print(f"wrote {folder / 'rows.tsv'} and {folder / 'summary.json'}")
     return 0
 

@@ -107,26 +107,59 @@ class AffineErasure:
         """Reads what :meth:`save` wrote.
 
         Raises:
-            CdsbiasError: If either file is missing.
+            CdsbiasError: If either file is missing, damaged or cut short (named).
         """
         from safetensors.numpy import load_file
+
+        from cdsbias.io import check_safetensors
 
         folder = Path(folder)
         missing = [n for n in (ERASURE_FILE, ERASURE_RECORD) if not (folder / n).is_file()]
         if missing:
             raise CdsbiasError(f"{folder} holds no fitted erasure ({', '.join(missing)} missing).")
+        check_safetensors(folder / ERASURE_FILE, fix=DAMAGED_FIT_FIX)
         tensors = load_file(str(folder / ERASURE_FILE))
-        record = json.loads((folder / ERASURE_RECORD).read_text(encoding="utf-8"))
+        missing = [n for n in ("projection", "bias") if n not in tensors]
+        if missing:
+            raise CdsbiasError(
+                f"{folder / ERASURE_FILE} holds no {' or '.join(missing)} tensor; "
+                f"{DAMAGED_FIT_FIX}."
+            )
+        record = read_fit_record(folder) or {}
         for key in ("hidden_size", "affine"):
             record.pop(key, None)
         return cls(projection=tensors["projection"], bias=tensors["bias"], **record)
 
 
+#: What to do about a damaged or missing fit file (the map or its record).
+DAMAGED_FIT_FIX = (
+    "copy the run's posthoc_fit.json and posthoc_erasure.safetensors again from where it "
+    "was written, or fit again (train.py on the run's model with posthoc_only=true)"
+)
+
+
 def read_fit_record(folder: str | Path) -> dict[str, Any] | None:
     """The fit record :meth:`AffineErasure.save` wrote in ``folder`` (``posthoc_fit.json``),
-    or None when the folder has none."""
+    or None when the folder has none.
+
+    Raises:
+        CdsbiasError: A record that is not readable JSON of a mapping (cut short, damaged),
+            named with the fix.
+    """
     path = Path(folder) / ERASURE_RECORD
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CdsbiasError(
+            f"{path} cannot be read ({detail}), so whether and how its post-hoc map applies "
+            f"is unknown; {DAMAGED_FIT_FIX}."
+        ) from None
+    if not isinstance(record, dict):
+        raise CdsbiasError(f"{path} holds no fit record (not a JSON object); {DAMAGED_FIT_FIX}.")
+    return record
 
 
 def _rank_removed(projection: np.ndarray) -> int:

@@ -40,8 +40,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cdsbias.errors import CdsbiasError
+from cdsbias.io import check_safetensors
 from cdsbias.methods.base import Method, PosthocContext
-from cdsbias.methods.erasure import ERASURE_FILE, ERASURE_RECORD, read_fit_record
+from cdsbias.methods.erasure import (
+    DAMAGED_FIT_FIX,
+    ERASURE_FILE,
+    ERASURE_RECORD,
+    read_fit_record,
+)
 
 #: Shared keys, their defaults (as :class:`~cdsbias.methods.selection.PosthocSelection`).
 SHARED_DEFAULTS: dict[str, Any] = {
@@ -177,20 +184,38 @@ class ErasureMethod(Method):
     @classmethod
     def holds(cls, folder: Path) -> bool:
         """Whether ``folder`` holds this method's fit applied by a hook (a folded fit is in
-        the weights already and is never applied twice)."""
+        the weights already and is never applied twice).
+
+        Raises:
+            CdsbiasError: A damaged fit, never read as no hook: a record that cannot be
+                read, or one that says this hook applies while its map is missing or cut
+                short, or a map without the record that says how it applies.
+        """
         folder = Path(folder)
-        files = all((folder / name).is_file() for name in cls.attached_files)
-        return files and cls.attaches(folder)
+        if not (folder / ERASURE_RECORD).is_file():
+            if (folder / ERASURE_FILE).is_file():
+                raise CdsbiasError(
+                    f"{folder / ERASURE_FILE} is there without {ERASURE_RECORD}, which says "
+                    f"whether the map is folded into the weights or applied by a hook; "
+                    f"{DAMAGED_FIT_FIX}."
+                )
+            return False
+        if not cls.attaches(folder):
+            return False
+        if not (folder / ERASURE_FILE).is_file():
+            raise CdsbiasError(
+                f"{folder / ERASURE_RECORD} says a {cls.title} map is applied by a forward "
+                f"hook, but the map {folder / ERASURE_FILE} is missing, so the model would be "
+                f"scored without it; {DAMAGED_FIT_FIX}."
+            )
+        check_safetensors(folder / ERASURE_FILE, fix=DAMAGED_FIT_FIX)
+        return True
 
     @classmethod
     def attaches(cls, folder: Path) -> bool:
-        """Whether the fit record in ``folder`` is this method's, applied by a hook."""
-        import json
-
-        try:
-            record = read_fit_record(folder)
-        except (OSError, json.JSONDecodeError):
-            return False
+        """Whether the fit record in ``folder`` is this method's, applied by a hook (a
+        record that cannot be read is an error, never "no")."""
+        record = read_fit_record(folder)
         if record is None:
             return False
         details = record.get("details") or {}

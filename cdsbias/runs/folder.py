@@ -171,7 +171,11 @@ class RunFolder:
         if not path.exists():
             return []
         lines = path.read_text(encoding="utf-8").splitlines()
-        return sorted((json.loads(line) for line in lines if line), key=_point_order)
+        try:
+            points = [json.loads(line) for line in lines if line]
+        except ValueError as exc:  # JSONDecodeError: a damaged or hand-edited line
+            raise CdsbiasError(f"{path} is not valid run output: {exc}") from None
+        return sorted(points, key=_point_order)
 
     def write_points(self, points: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(p, sort_keys=True) + "\n" for p in points)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cdsbias.errors import CdsbiasError
 from cdsbias.hub import REPO_ID
-from cdsbias.io import atomic_output_dir
+from cdsbias.io import atomic_output_dir, check_json_files, check_safetensors
 from cdsbias.methods import attached_methods
 from cdsbias.runs.card import model_card
 from cdsbias.runs.folder import CURVE_FILE, METRICS_FILE, RUN_RECORDS, RunFolder
@@ -25,6 +25,7 @@ from cdsbias.runs.published_folder import (
     write_merged,
     write_saved_files,
 )
+from cdsbias.scoring.loading import DAMAGED_WEIGHTS_FIX
 
 # Trainer state that belongs to resuming, not to a published model.
 TRAINING_STATE = re.compile(
@@ -48,6 +49,9 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
     """
     if not REPO_ID.match(repo_id):
         raise CdsbiasError(f"--repo-id must look like ORG/NAME, got '{repo_id}'.")
+    # A damaged weights or JSON file is named before anything is built.
+    check_safetensors(checkpoint, fix=DAMAGED_WEIGHTS_FIX)
+    check_json_files(checkpoint, fix=DAMAGED_WEIGHTS_FIX)
     saved = checkpoint_method(checkpoint)
     attached = attached_methods(checkpoint)  # full weights copy their files as they are
     if saved is None and not (checkpoint / "config.json").exists():

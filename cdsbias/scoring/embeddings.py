@@ -33,6 +33,20 @@ from cdsbias.scoring.encoding import shorten
 POOLINGS = ("mean", "cls")
 
 
+def check_layer(model: Any, layer: int) -> None:
+    """Refuses a hidden-states index the model does not have (``-1``: the last layer).
+
+    Raises:
+        CdsbiasError: ``layer`` outside ``-(n+1)..n`` for a model of ``n`` layers.
+    """
+    n_layers = getattr(model.config, "num_hidden_layers", None)
+    if layer != -1 and n_layers is not None and not -(n_layers + 1) <= layer <= n_layers:
+        raise CdsbiasError(
+            f"layer {layer} does not exist: the model has hidden states 0..{n_layers} "
+            f"(0 = embeddings, -1 = last layer)."
+        )
+
+
 def encode_sentences(
     scorer: Any,
     sentences: Sequence[str],
@@ -69,12 +83,7 @@ def encode_sentences(
         raise CdsbiasError(f"Unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}.")
     encoder = scorer.model.base_model
     hidden_size = int(scorer.model.config.hidden_size)
-    n_layers = getattr(scorer.model.config, "num_hidden_layers", None)
-    if layer != -1 and n_layers is not None and not -(n_layers + 1) <= layer <= n_layers:
-        raise CdsbiasError(
-            f"layer {layer} does not exist: the model has hidden states 0..{n_layers} "
-            f"(0 = embeddings, -1 = last layer)."
-        )
+    check_layer(scorer.model, layer)
     tokenizer = scorer.tokenizer
     distinct = list(dict.fromkeys(sentences))
     if any(not sentence.strip() for sentence in distinct):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import check_json_files, check_safetensors
 from cdsbias.methods import (
     Method,
     attached_methods,
@@ -18,6 +19,9 @@ from cdsbias.methods import (
     saved_methods,
 )
 from cdsbias.methods.head_fold import records_folded_fit, remember_folded
+
+#: What to do about a damaged weights file of a local model folder.
+DAMAGED_WEIGHTS_FIX = "copy the folder again from where it was saved, or save the model again"
 
 
 def resolve_device(device: str | None = None) -> Any:
@@ -117,6 +121,8 @@ def load_masked_lm(
     """
     folder = Path(str(name_or_path))
     options = {"dtype": dtype, "progress": progress, "config_overrides": config_overrides}
+    if folder.is_dir():  # a cut-short weights file is named, not a traceback of the loader
+        check_safetensors(folder, fix=DAMAGED_WEIGHTS_FIX)
     method = saved_method(folder) if folder.is_dir() else None
     if method is not None:
         loaded = _load_saved(folder, method, options, base_model)
@@ -263,6 +269,7 @@ def _load_saved(
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(folder))
         except (OSError, ValueError) as exc:
+            check_json_files(folder, fix=DAMAGED_WEIGHTS_FIX)
             raise CdsbiasError(f"Cannot load the tokenizer of '{folder}': {exc}") from None
     model.eval()
     return model, tokenizer
@@ -278,6 +285,7 @@ def _load_model(
 ) -> tuple[Any, Any]:
     """:func:`load_masked_lm` for a model (hub id or folder of full weights)."""
     import transformers
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
     local = Path(name).exists()
@@ -293,6 +301,8 @@ def _load_model(
             else:
                 config = AutoConfig.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
+        if local:  # a damaged config.json is named, not taken for a missing hub model
+            check_json_files(name, fix=DAMAGED_WEIGHTS_FIX)
         offline = os.environ.get("HF_HUB_OFFLINE") == "1"
         where = "is not a local folder and could not be fetched from the Hugging Face hub"
         fix = (
@@ -325,7 +335,7 @@ def _load_model(
     try:
         with progress_bars(progress):
             model, info = AutoModelForMaskedLM.from_pretrained(name, **kwargs)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, SafetensorError) as exc:
         raise CdsbiasError(f"Cannot load the weights of '{name}': {exc}") from None
     finally:
         transformers.logging.set_verbosity(previous)
@@ -363,6 +373,8 @@ def _load_model(
         with progress_bars(progress):
             tokenizer = AutoTokenizer.from_pretrained(name, revision=revision)
     except (OSError, ValueError) as exc:
+        if local:
+            check_json_files(name, fix=DAMAGED_WEIGHTS_FIX)
         raise CdsbiasError(f"Cannot load the tokenizer of '{name}': {exc}") from None
     model.eval()
     return model, tokenizer

@@ -274,7 +274,11 @@ class RunConfig:
 
     overwrite_output_dir: bool = field(
         default=False,
-        metadata={"help": "Delete an output_dir that holds another run (never by default)."},
+        metadata={
+            "help": "Replace an output_dir that holds another run (never by default); the "
+            "earlier run is deleted at the new run's first checkpoint, and kept if it fails "
+            "before."
+        },
     )
     license: str = field(
         default="apache-2.0", metadata={"help": "License written into the model card."}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,24 +26,6 @@ def main_print(*args: Any) -> None:
     """Prints on the main process only."""
     if is_main_process():
         print(*args, flush=True)
-
-
-def resolve_resume(recipe: Recipe) -> str | None:
-    """``resume_from_checkpoint``: a folder, or true/last for the latest checkpoint."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    value = recipe.training.resume_from_checkpoint
-    if value is None or str(value).lower() in ("false", "none", ""):
-        return None
-    output_dir = recipe.training.output_dir
-    if str(value).lower() in ("true", "last", "latest"):
-        last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
-        if last is None:
-            raise CdsbiasError(f"resume_from_checkpoint: no checkpoint-* folder in {output_dir}.")
-        return last
-    if not Path(value).is_dir():
-        raise CdsbiasError(f"resume_from_checkpoint: {value} is not a folder.")
-    return str(value)
 
 
 def refuse_fsdp_without_accelerator(training: Any) -> None:
@@ -74,29 +55,6 @@ def refuse_fsdp_without_accelerator(training: Any) -> None:
             "DDP (or, without use_cpu, one separate run per process) instead; on CPUs launch "
             "with --config_file recipes/accelerate/multi_gpu.yaml and use_cpu=true."
         )
-
-
-def prepare_output_dir(recipe: Recipe, resume: str | None, *, delete: bool = True) -> bool:
-    """Refuses to write into a folder that holds another run, unless told to.
-
-    Returns whether the folder holds a run that ``overwrite_output_dir`` allows deleting;
-    with ``delete=False`` it is only checked (the caller deletes it once every input has
-    been read, so a bad input never costs an earlier run).
-    """
-    output_dir = Path(recipe.training.output_dir)
-    if output_dir.exists() and not output_dir.is_dir():
-        raise CdsbiasError(f"output_dir {output_dir} exists and is not a folder.")
-    if RunFolder(output_dir).holds_run() and resume is None:
-        if not recipe.run.overwrite_output_dir:
-            raise CdsbiasError(
-                f"output_dir {output_dir} holds another run; nothing was overwritten. Resume it "
-                "with resume_from_checkpoint=true, pick another output_dir, or pass "
-                "overwrite_output_dir=true to delete it."
-            )
-        if delete and is_main_process():
-            shutil.rmtree(output_dir)
-        return True
-    return False
 
 
 def build_model(
@@ -168,19 +126,15 @@ def run(recipe: Recipe) -> Path:
     from transformers import set_seed
     from transformers.utils import logging as hf_logging
 
-    from cdsbias.data.corpora import describe_corpus
-    from cdsbias.runs.folder import build_run_info
-    from cdsbias.train.callback import BiasEvalCallback
-    from cdsbias.train.data import (
-        EpochCallback,
-        MLMCollator,
-        build_training_data,
-        load_documents,
+    from cdsbias.train.data import build_training_data, load_documents
+    from cdsbias.train.output_folder import (
+        DiscardReplacedRun,
+        check_output_dir,
+        replacing_run,
+        resolve_resume,
     )
-    from cdsbias.train.method_files import MethodFilesCallback
     from cdsbias.train.streaming import build_streaming_data, load_stream
-    from cdsbias.train.tracking import RecipeLogCallback, configure_tracking
-    from cdsbias.train.trainer import DebiasTrainer
+    from cdsbias.train.tracking import configure_tracking
 
     training = recipe.training
     # The collator needs example_id (deterministic masking); it drops what the model can't take.
@@ -191,17 +145,18 @@ def run(recipe: Recipe) -> Path:
         training.average_tokens_across_devices = False
     refuse_fsdp_without_accelerator(training)
     resume = resolve_resume(recipe)
-    prepare_output_dir(recipe, resume, delete=False)  # refuse early, delete nothing yet
-    # Every input is read before the output folder is touched: bad benchmark data or a
-    # bad corpus fails with an earlier run intact, even with overwrite_output_dir=true.
+    replace = check_output_dir(
+        training.output_dir, overwrite=recipe.run.overwrite_output_dir, resume=resume
+    )
+    # Every input is read and checked before the output folder is touched (benchmark data,
+    # corpus, model, method plan, word files, fit sentences, prefix lengths), so a bad
+    # input fails with an earlier run intact, even with overwrite_output_dir=true.
     benchmarks = recipe.bias.build_benchmarks()
     for benchmark in benchmarks:
         _ = benchmark.rows
     with training.main_process_first(desc="reading the corpus"):
         # Read once: tokenizer, data and card use it. A stream is only opened and checked.
         documents = (load_stream if recipe.data.streaming else load_documents)(recipe.data)
-    prepare_output_dir(recipe, resume)
-    wandb_mode = configure_tracking(training.report_to, training.output_dir)
     hf_logging.set_verbosity_warning()
     set_seed(training.seed)
 
@@ -227,8 +182,7 @@ def run(recipe: Recipe) -> Path:
             main_print(note)
     method = plan.summary(model, tokenizer)
     main_print(summary_line(method))
-    if plan.changes_scoring:  # a decoding rule (Self-Debias): its inputs must fit the model
-        check_scoring_inputs(recipe, benchmarks, model, tokenizer)
+    check_scoring_inputs(recipe, benchmarks, model, tokenizer)
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
             data = build_streaming_data(
@@ -239,6 +193,34 @@ def run(recipe: Recipe) -> Path:
                 recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
             )
 
+    # An earlier run in output_dir is set aside now, deleted at the first checkpoint, and
+    # put back if the run fails before it (train/output_folder.py).
+    with replacing_run(training.output_dir, replace) as replaced:
+        wandb_mode = configure_tracking(training.report_to, training.output_dir)
+        return write_run(
+            recipe, benchmarks=benchmarks, documents=documents, model=model,
+            tokenizer=tokenizer, method=method, data=data, resume=resume,
+            extra_callbacks=[DiscardReplacedRun(replaced)], wandb_mode=wandb_mode,
+        )  # fmt: skip
+
+
+def write_run(
+    recipe: Recipe, *, benchmarks: list[Any], documents: Any, model: Any, tokenizer: Any,
+    method: dict[str, Any], data: Any, resume: str | None, extra_callbacks: list[Any],
+    wandb_mode: str | None,
+) -> Path:  # fmt: skip
+    """Writes the run into its output folder, once every input was checked: the effective
+    recipe and run info, the step-0 point, training with its checkpoints and points, the
+    post-hoc step, the final model; returns the folder."""
+    from cdsbias.data.corpora import describe_corpus
+    from cdsbias.runs.folder import build_run_info
+    from cdsbias.train.callback import BiasEvalCallback
+    from cdsbias.train.data import EpochCallback, MLMCollator
+    from cdsbias.train.method_files import MethodFilesCallback
+    from cdsbias.train.tracking import RecipeLogCallback
+    from cdsbias.train.trainer import DebiasTrainer
+
+    training, plan = recipe.training, recipe.method
     folder = RunFolder(training.output_dir)
     effective = recipe.effective()
     if is_main_process():
@@ -269,7 +251,7 @@ def run(recipe: Recipe) -> Path:
         train_dataset=data.train,
         processing_class=tokenizer,
         callbacks=[EpochCallback(collator), MethodFilesCallback(plan), *plan.callbacks(),
-                   RecipeLogCallback(effective, method)],
+                   RecipeLogCallback(effective, method), *extra_callbacks],
     )  # fmt: skip
     callback.attach(trainer)
     if plan.posthoc_only:  # nothing trains: the model as loaded is the "before" point
@@ -297,12 +279,18 @@ def run(recipe: Recipe) -> Path:
 
 
 def check_scoring_inputs(recipe: Recipe, benchmarks: list[Any], model: Any, tokenizer: Any) -> None:
-    """Checks, before the run writes anything, that the benchmarks' inputs fit the model
-    as the post-hoc point's scorer (:meth:`MethodPlan.wrap_scorer`) will build them
+    """Checks, before the run writes anything, that every benchmark's options fit the
+    model (:func:`cdsbias.benchmarks.check_scorer_options`: SEAT's layer) and, under a
+    decoding rule, that the benchmarks' inputs fit the model as the post-hoc point's scorer
+    (:meth:`MethodPlan.wrap_scorer`) will build them
     (:func:`cdsbias.benchmarks.long_rows.check_inputs_fit`: a Self-Debias prefix)."""
+    from cdsbias.benchmarks import check_scorer_options
     from cdsbias.benchmarks.long_rows import check_inputs_fit
 
-    check_inputs_fit(benchmarks, recipe.method.wrap_scorer(plan_scorer(recipe, model, tokenizer)))
+    scorer = plan_scorer(recipe, model, tokenizer)
+    check_scorer_options(benchmarks, scorer)
+    if recipe.method.changes_scoring:  # a decoding rule (Self-Debias)
+        check_inputs_fit(benchmarks, recipe.method.wrap_scorer(scorer))
 
 
 def plan_scorer(recipe: Recipe, model: Any, tokenizer: Any) -> Any:
