@@ -65,6 +65,12 @@ from cdsbias.cds.languages.de_lexicon import (
     load_german_lexicon,
     word_set,
 )
+from cdsbias.cds.languages.de_places import (
+    PLACE_SKIP,
+    attributive,
+    is_place_adjective,
+    predicative_about_a_thing,
+)
 from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
 
@@ -186,9 +192,9 @@ class German(GermanPronouns, Language):
             if i in planned or i in surnames:
                 continue
             if words[i] in triggers:
-                self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
+                self._nominal(tokens, i, planned, refs, possessive_slots, surnames, skipped)
             else:
-                self._noun(tokens, i, planned, refs, possessive_slots)
+                self._noun(tokens, i, planned, refs, possessive_slots, skipped)
         for i, lower in enumerate(tokens.lowers):
             if lower in PRONOUNS and i not in planned:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
@@ -198,7 +204,7 @@ class German(GermanPronouns, Language):
 
     # Nouns, titles and names -------------------------------------------------------------
 
-    def _nominal(self, tokens, i, planned, refs, possessive_slots, surnames) -> None:
+    def _nominal(self, tokens, i, planned, refs, possessive_slots, surnames, skipped) -> None:
         word = tokens.words[i]
         text = tokens.text
         start, end = tokens.starts[i], tokens.ends[i]
@@ -217,7 +223,7 @@ class German(GermanPronouns, Language):
         if word in _ADJECTIVAL_FORMS:
             self._adjectival(tokens, i, planned, refs, possessive_slots)
         elif word in self.lexicon.noun_forms:
-            self._noun(tokens, i, planned, refs, possessive_slots)
+            self._noun(tokens, i, planned, refs, possessive_slots, skipped)
         elif self.names:
             self._name(tokens, i, planned, refs, surnames)
 
@@ -231,11 +237,31 @@ class German(GermanPronouns, Language):
     def _after_article(self, tokens: Tokens, i: int) -> bool:
         return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
 
-    def _noun(self, tokens, i, planned, refs, possessive_slots) -> None:
+    def _is_person(self, word: str) -> bool:
+        """A capitalised word names a person: a person noun, a compound of one, a name."""
+        lexicon = self.lexicon
+        if word in lexicon.noun_forms or word in lexicon.name_map:
+            return True
+        return len(word) >= 8 and self._split_compound(word) is not None
+
+    def _place_adjective(self, tokens: Tokens, i: int) -> bool:
+        """Word ``i`` is a place adjective here, not a person noun (module de_places)."""
+        word = tokens.words[i]
+        place = is_place_adjective(word)
+        if not place and word in self.lexicon.noun_forms:
+            return False
+        if attributive(tokens, i, self.lexicon.name_map):
+            return True
+        return place and predicative_about_a_thing(tokens, i, self._is_person)
+
+    def _noun(self, tokens, i, planned, refs, possessive_slots, skipped=None) -> None:
         previous = tokens.words[i - 1] if i > 0 else ""
         if previous in self.lexicon.name_gender and tokens.adjacent(i):
             return  # a surname: "Thomas Mann"
         word = tokens.words[i]
+        if word.endswith("er") and self._place_adjective(tokens, i):
+            self._skip(tokens, i, PLACE_SKIP, skipped)
+            return  # "die Frankfurter Börse", "der Senat ist Berliner"
         prefix, head = "", word
         lexicon = self.lexicon
         if word not in lexicon.noun_forms:

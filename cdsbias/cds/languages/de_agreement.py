@@ -43,6 +43,7 @@ from cdsbias.cds.languages.de_lexicon import (
     adjective_ending,
     word_set,
 )
+from cdsbias.cds.languages.de_places import is_place_adjective
 from cdsbias.cds.languages.de_tokens import (
     CONTRACTIONS,
     Slot,
@@ -132,6 +133,9 @@ def analyse_noun_phrase(
     while j >= 0 and gaps[j + 1].isspace():  # word j + 1 is adjacent to word j
         word = words[j]
         if not word.islower():
+            if is_place_adjective(word):
+                j -= 1  # an invariant place adjective: "des Berliner Arztes"
+                continue
             # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
             if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
                 break

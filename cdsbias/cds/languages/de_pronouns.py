@@ -29,6 +29,7 @@ from cdsbias.cds.languages.de_lexicon import (
     SUBORDINATORS,
     TWO_WAY_PREPOSITIONS,
 )
+from cdsbias.cds.languages.de_places import is_place_adjective
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
 
 _MALE_TO_FEMALE = {"er": "sie", "ihn": "sie", "ihm": "ihr"}
@@ -235,6 +236,9 @@ class GermanPronouns:
         k = j - 1
         while k >= 0 and tokens.adjacent(k + 1):
             if not (tokens.words[k].islower() or tokens.sentence_start(k)):
+                if is_place_adjective(tokens.words[k]):
+                    k -= 1  # "der Berliner Senat": an invariant adjective
+                    continue
                 return None
             parsed = parse_article(tokens.lower(k))
             if parsed is not None:
