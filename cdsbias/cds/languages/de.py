@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import re
 
-from cdsbias.cds.engine import Edit
+from cdsbias.cds.engine import Edit, match_case
 from cdsbias.cds.languages.base import Language, Skip
 from cdsbias.cds.languages.de_agreement import (
     analyse_noun_phrase,
@@ -83,9 +83,26 @@ _TITLE_WORDS = frozenset(("Herr", "Herrn", "Frau"))
 _TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
 _PLAIN_WORDS_LIMIT = 1 << 18
+# A name ending so takes an apostrophe for its genitive (Duden, § 1520): Klaus' Auto.
+_APOSTROPHE_ENDINGS = ("s", "ß", "x", "z")
+_APOSTROPHES = frozenset("'’")
+_QUOTES = frozenset("'‘’\"„“”‚")
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
+
+
+def _apostrophe_genitive(tokens: Tokens, i: int) -> bool:
+    """Name ``i`` ends in s/ß/x/z and an apostrophe right after it marks the genitive
+    (*Thomas' Auto*), not a closing quote: a word follows after a space, and no quote
+    mark opens before the name (*'Thomas' rief er*)."""
+    gap = tokens.gaps[i + 1] if i + 1 < len(tokens.words) else ""
+    return (
+        tokens.words[i].endswith(_APOSTROPHE_ENDINGS)
+        and tokens.gaps[i][-1:] not in _QUOTES
+        and gap[:1] in _APOSTROPHES
+        and gap[1:].isspace()
+    )
 
 
 def _adjectival_target(stem: str, kind: str) -> dict[tuple[str, str], str]:
@@ -378,7 +395,15 @@ class German(GermanPronouns, Language):
         following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
         if name_class == "proper" and not (following[:1].isupper() and tokens.adjacent(i + 1)):
             return
-        planned[i] = tokens.edit(i, names[base] + suffix, "name")
+        new = names[base]
+        end = tokens.ends[i]
+        if not suffix and _apostrophe_genitive(tokens, i):
+            suffix, end = "s", end + 1  # "Thomas' Auto": the apostrophe is re-formed too
+        if suffix:
+            suffix = "'" if new.endswith(_APOSTROPHE_ENDINGS) else "s"
+        start = tokens.starts[i]
+        replacement = match_case(word, new) + suffix
+        planned[i] = Edit(start, end, tokens.text[start:end], replacement, "name")
         refs[i] = self.lexicon.name_gender[base] + "p"
         if following[:1].isupper() and tokens.adjacent(i + 1):
             surnames.add(i + 1)

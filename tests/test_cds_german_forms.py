@@ -1,0 +1,38 @@
+"""German CDS: possessives across the clause, neuter person nouns (*Mädchen*), gendered
+adjectives, given names in the genitive, text in capitals, dative and coordinated plurals.
+
+Each rule is documented in docs/cds_german.md and has development rows in
+tests/assets/cds/gold_de.tsv; these tests pin the rule on cases of their own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cdsbias.cds.engine import apply_edits
+from cdsbias.cds.languages.de import German
+
+
+@pytest.fixture(scope="module")
+def german() -> German:
+    return German()
+
+
+def swap(german: German, text: str) -> str:
+    return apply_edits(text, german.edits(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Annas Buch liegt hier.", "Klaus' Buch liegt hier."),  # -s -> apostrophe after s
+        ("Thomas' Auto ist rot.", "Andreas Auto ist rot."),  # apostrophe -> -s
+        ("Fritz' Garten blüht.", "Heides Garten blüht."),  # after z
+        ("Max’ Hund bellt.", "Edeltrauds Hund bellt."),  # typographic apostrophe, after x
+        ("Peters Auto ist rot.", "Marias Auto ist rot."),  # -s -> -s
+        # A quote mark around the name is no genitive: only the name changes.
+        ("Er rief 'Thomas' laut.", "Sie rief 'Andrea' laut."),
+    ],
+)
+def test_given_names_in_the_genitive(german, text, expected):
+    assert swap(german, text) == expected
