@@ -36,3 +36,24 @@ def swap(german: German, text: str) -> str:
 )
 def test_given_names_in_the_genitive(german, text, expected):
     assert swap(german, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # With the noun they describe: the stem swaps and the ending follows the new gender.
+        ("Ein männlicher Kollege kam.", "Eine weibliche Kollegin kam."),
+        ("Mit dem männlichen Arzt sprach sie.", "Mit der weiblichen Ärztin sprach er."),
+        ("Männliche Kollegen verdienen mehr.", "Weibliche Kolleginnen verdienen mehr."),
+        ("Er stellte einen männlichen Pfleger ein.", "Sie stellte eine weibliche Pflegerin ein."),
+        # Predicative, and before a noun that does not change: the stem alone.
+        ("Der Kollege ist männlich.", "Die Kollegin ist weiblich."),
+        ("Wir suchen eine weibliche Fachkraft.", "Wir suchen eine männliche Fachkraft."),
+        (
+            "Wir sprachen mit den weiblichen Abgeordneten.",
+            "Wir sprachen mit den männlichen Abgeordneten.",
+        ),
+    ],
+)
+def test_gendered_adjectives_swap_with_their_noun(german, text, expected):
+    assert swap(german, text) == expected

@@ -47,24 +47,26 @@ from __future__ import annotations
 import functools
 import re
 
-from cdsbias.cds.engine import Edit, match_case
+from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.base import Language, Skip
 from cdsbias.cds.languages.de_agreement import (
     analyse_noun_phrase,
     declension,
     reinflect,
     relative_edit,
+    sex_adjective,
 )
 from cdsbias.cds.languages.de_lexicon import (
     ADJECTIVAL_STEMS,
     CASES,
-    PREPOSITIONS,
+    DAT_PREPOSITIONS,
+    GENDERED_ADJECTIVE_FORMS,
     SUFFIX_STEM_LETTERS,
     NounForm,
     adjective_ending,
     load_german_lexicon,
-    word_set,
 )
+from cdsbias.cds.languages.de_names import TITLE_WORDS, TITLES, GermanNames
 from cdsbias.cds.languages.de_places import (
     PLACE_SKIP,
     attributive,
@@ -72,37 +74,17 @@ from cdsbias.cds.languages.de_places import (
     predicative_about_a_thing,
 )
 from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
-from cdsbias.cds.languages.de_tokens import Tokens, parse_article
+from cdsbias.cds.languages.de_tokens import Tokens
 
 WORD = re.compile(r"[^\W\d_]+")
 _WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
-TITLES = {"Herr": "Frau", "Herrn": "Frau"}
-_TITLE_WORDS = frozenset(("Herr", "Herrn", "Frau"))
-_TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
 _PLAIN_WORDS_LIMIT = 1 << 18
-# A name ending so takes an apostrophe for its genitive (Duden, § 1520): Klaus' Auto.
-_APOSTROPHE_ENDINGS = ("s", "ß", "x", "z")
-_APOSTROPHES = frozenset("'’")
-_QUOTES = frozenset("'‘’\"„“”‚")
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
-
-
-def _apostrophe_genitive(tokens: Tokens, i: int) -> bool:
-    """Name ``i`` ends in s/ß/x/z and an apostrophe right after it marks the genitive
-    (*Thomas' Auto*), not a closing quote: a word follows after a space, and no quote
-    mark opens before the name (*'Thomas' rief er*)."""
-    gap = tokens.gaps[i + 1] if i + 1 < len(tokens.words) else ""
-    return (
-        tokens.words[i].endswith(_APOSTROPHE_ENDINGS)
-        and tokens.gaps[i][-1:] not in _QUOTES
-        and gap[:1] in _APOSTROPHES
-        and gap[1:].isspace()
-    )
 
 
 def _adjectival_target(stem: str, kind: str) -> dict[tuple[str, str], str]:
@@ -116,7 +98,7 @@ def _adjectival_target(stem: str, kind: str) -> dict[tuple[str, str], str]:
     }
 
 
-class German(GermanPronouns, Language):
+class German(GermanNames, GermanPronouns, Language):
     """German gender counterfactuals with agreement (see the module docstring).
 
     Args:
@@ -145,6 +127,8 @@ class German(GermanPronouns, Language):
             | PRONOUNS
             | {word.capitalize() for word in PRONOUNS}
             | set(_ADJECTIVAL_FORMS)
+            | set(GENDERED_ADJECTIVE_FORMS)
+            | {form.capitalize() for form in GENDERED_ADJECTIVE_FORMS}
         )
 
     def _split_compound(self, word: str) -> tuple[str, str] | None:
@@ -206,12 +190,17 @@ class German(GermanPronouns, Language):
         possessive_slots: dict[int, tuple[str, str, str]] = {}
         surnames: set[int] = set()
         for i in candidates:
-            if i in planned or i in surnames:
+            if i in planned or i in surnames or tokens.lowers[i] in GENDERED_ADJECTIVE_FORMS:
                 continue
             if words[i] in triggers:
                 self._nominal(tokens, i, planned, refs, possessive_slots, surnames, skipped)
             else:
                 self._noun(tokens, i, planned, refs, possessive_slots, skipped)
+        for i in candidates:
+            # männlich/weiblich outside a swapped phrase ("ist männlich"): the stem alone;
+            # after the nouns, whose phrases re-inflect the ones they contain.
+            if i not in planned and tokens.lowers[i] in GENDERED_ADJECTIVE_FORMS:
+                planned[i] = tokens.edit(i, sex_adjective(tokens.lowers[i]), "adjective")
         for i, lower in enumerate(tokens.lowers):
             if lower in PRONOUNS and i not in planned:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
@@ -227,7 +216,7 @@ class German(GermanPronouns, Language):
         start, end = tokens.starts[i], tokens.ends[i]
         if text[end : end + 1] in _FAIR_MARKS or text[start - 1 : start] in _FAIR_MARKS:
             return  # part of a gender-fair form: Ärzt*innen, Lehrer/innen
-        if word in _TITLE_WORDS and self._title(tokens, i):
+        if word in TITLE_WORDS and self._title(tokens, i):
             if word == "Frau":
                 nominative = tokens.clause_start(i) or tokens.lower(i - 1) == "und"
                 replacement = "Herr" if nominative else "Herrn"
@@ -243,16 +232,6 @@ class German(GermanPronouns, Language):
             self._noun(tokens, i, planned, refs, possessive_slots, skipped)
         elif self.names:
             self._name(tokens, i, planned, refs, surnames)
-
-    def _title(self, tokens: Tokens, i: int) -> bool:
-        """Herr/Herrn/Frau at ``i`` is a title: a capitalised word follows, no article
-        precedes."""
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
-        return title_next and not self._after_article(tokens, i)
-
-    def _after_article(self, tokens: Tokens, i: int) -> bool:
-        return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
 
     def _is_person(self, word: str) -> bool:
         """A capitalised word names a person: a person noun, a compound of one, a name."""
@@ -366,6 +345,10 @@ class German(GermanPronouns, Language):
         if phrases[0].article is None and not word.endswith(("er", "em")):
             return  # bare "Abgeordnete(n)" is mostly plural; "ist Angestellter" is not
         phrase = phrases[0]
+        start = phrase.start
+        after_dative = tokens.adjacent(start) and tokens.lower(start - 1) in DAT_PREPOSITIONS
+        if after_dative and phrase.slot[2] != "dat":
+            return  # "mit den Abgeordneten": no singular fits, so a plural
         other = "f" if phrase.reading.gender == "m" else "m"
         kind = declension(tokens, phrase)
         target = {
@@ -373,37 +356,3 @@ class German(GermanPronouns, Language):
             for number, case in _SINGULAR_SLOTS
         }
         self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
-
-    def _name(self, tokens, i, planned, refs, surnames) -> None:
-        word = tokens.words[i]
-        names = self.lexicon.name_map
-        base, suffix = (word, "") if word in names else (word[:-1], "s")
-        if base not in names:
-            return
-        previous = tokens.words[i - 1] if i > 0 and tokens.adjacent(i) else ""
-        if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
-            return  # a surname or a second given name read as one: "Anna Peters"
-        name_class = self.lexicon.ambiguous_names.get(base, "")
-        if self._after_article(tokens, i) and "," not in tokens.gap(i - 1):
-            # ", der Maria behandelt" is a relative pronoun, not an article
-            return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
-        word_like = previous.lower() in PREPOSITIONS or (
-            previous.islower() and previous.endswith(_ADJECTIVE_ENDINGS)
-        )
-        if name_class and word_like:
-            return  # "in Achim", "seinem neuen Roman": a place or a noun, not a name
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        if name_class == "proper" and not (following[:1].isupper() and tokens.adjacent(i + 1)):
-            return
-        new = names[base]
-        end = tokens.ends[i]
-        if not suffix and _apostrophe_genitive(tokens, i):
-            suffix, end = "s", end + 1  # "Thomas' Auto": the apostrophe is re-formed too
-        if suffix:
-            suffix = "'" if new.endswith(_APOSTROPHE_ENDINGS) else "s"
-        start = tokens.starts[i]
-        replacement = match_case(word, new) + suffix
-        planned[i] = Edit(start, end, tokens.text[start:end], replacement, "name")
-        refs[i] = self.lexicon.name_gender[base] + "p"
-        if following[:1].isupper() and tokens.adjacent(i + 1):
-            surnames.add(i + 1)

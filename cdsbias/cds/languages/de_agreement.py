@@ -33,6 +33,8 @@ from cdsbias.cds.languages.de_lexicon import (
     CASES,
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
+    GENDERED_ADJECTIVE_FORMS,
+    GENDERED_ADJECTIVES,
     NOMINATIVE_PRONOUNS,
     NOT_VERBS,
     PLURAL_VERBS,
@@ -244,6 +246,10 @@ def reinflect(
     new_slot: Slot = (gender if number == "sg" else "x", number, case)
     edits = {phrase.noun: tokens.edit(phrase.noun, form, "noun")}
     if number == "pl":
+        for adjective in phrase.adjectives:  # "männliche Kollegen": only a sex adjective
+            swapped = sex_adjective(tokens.lowers[adjective])
+            if swapped:
+                edits[adjective] = tokens.edit(adjective, swapped, "adjective")
         return edits, {}
     possessive_slots: dict[int, Slot] = {}
     declension = "strong"
@@ -262,13 +268,20 @@ def reinflect(
     endings = _ENDINGS[declension]
     old_ending = endings[phrase.slot]
     new_ending = endings[new_slot]
-    if old_ending != new_ending:
-        for adjective in phrase.adjectives:
-            word = tokens.words[adjective]
-            edits[adjective] = tokens.edit(
-                adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
-            )
+    for adjective in phrase.adjectives:
+        word = tokens.words[adjective]
+        new = word[: len(word) - len(old_ending)] + new_ending
+        # "ein männlicher Kollege" -> "eine weibliche Kollegin": the stem swaps too.
+        new = sex_adjective(new.lower()) or new
+        if new != word:
+            edits[adjective] = tokens.edit(adjective, new, "adjective")
     return edits, possessive_slots
+
+
+def sex_adjective(lower: str) -> str | None:
+    """*männliche* -> *weibliche* and back (same ending), None for other words."""
+    parts = GENDERED_ADJECTIVE_FORMS.get(lower)
+    return GENDERED_ADJECTIVES[parts[0]] + parts[1] if parts else None
 
 
 def relative_edit(

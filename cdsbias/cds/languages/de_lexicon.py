@@ -144,6 +144,15 @@ SUFFIX_STEM_LETTERS = 4
 # The shortest exception that scripts/build_german_lexicon.py may write as an ending
 # (*-geist* blocks *Zeitgeist*; *rist* only itself, not *Fakturist*).
 EXCEPTION_ENDING_LETTERS = 5
+# Adjectives that name a sex (Duden: männlich, weiblich): they swap with the noun they
+# describe, keeping or re-taking its ending (ein männlicher Kollege <-> eine weibliche
+# Kollegin), and on their own (ist männlich <-> ist weiblich).
+GENDERED_ADJECTIVES = {"männlich": "weiblich", "weiblich": "männlich"}
+GENDERED_ADJECTIVE_FORMS = {
+    stem + ending: (stem, ending)
+    for stem in GENDERED_ADJECTIVES
+    for ending in ("", "e", "en", "em", "er", "es")
+}
 # Neutral or gender-fair words that are never touched even if they look gendered.
 NEVER_TOUCH = word_set(
     """Person Personen Mitglied Mitglieder Kind Kinder Mensch Menschen Leute Eltern"""
