@@ -57,3 +57,32 @@ def test_given_names_in_the_genitive(german, text, expected):
 )
 def test_gendered_adjectives_swap_with_their_noun(german, text, expected):
     assert swap(german, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Second and later possessives of the clause, in other phrases and cases: a thing
+        # owned through "sein" earlier in the clause is no possessor of the later ones.
+        (
+            "Der Vater gab seinem Sohn sein Buch und seiner Tochter seinen Stift.",
+            "Die Mutter gab ihrer Tochter ihr Buch und ihrem Sohn ihren Stift.",
+        ),
+        (
+            "Die Ärztin zeigte ihrem Kollegen ihr Labor und erklärte ihrer Assistentin alles.",
+            "Der Arzt zeigte seiner Kollegin sein Labor und erklärte seinem Assistenten alles.",
+        ),
+        (
+            "Die Mutter legte ihr Kleid in ihren Koffer.",
+            "Der Vater legte sein Kleid in seinen Koffer.",
+        ),
+        # In the next sentence the owned thing is a referent again: "seine Seiten" are the
+        # book's.
+        (
+            "Er nahm sein Buch. Seine Seiten waren vergilbt.",
+            "Sie nahm ihr Buch. Seine Seiten waren vergilbt.",
+        ),
+    ],
+)
+def test_every_possessive_of_the_clause_follows_the_swapped_person(german, text, expected):
+    assert swap(german, text) == expected

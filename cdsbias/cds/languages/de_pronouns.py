@@ -42,6 +42,11 @@ _OBJECT_PREPOSITIONS = ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _WINDOW = 60  # words searched back for a referent
 
 
+def same_clause(tokens: Tokens, j: int, i: int) -> bool:
+    """Words ``j < i`` stand in one clause (no clause break between them)."""
+    return not any(tokens.clause_start(k) for k in range(j + 1, i + 1))
+
+
 def verb_number(word: str) -> str | None:
     """'sg' / 'pl' if ``word`` looks like a 3rd-person finite verb of that number."""
     if word in SINGULAR_VERBS:
@@ -224,6 +229,13 @@ class GermanPronouns:
                     kind = non_person[j]
                 else:
                     kind = non_person[j] = self._non_person(tokens, j)
+                if kind and kind[-1] == "~":
+                    # A thing owned through a possessive ("sein Buch") in the pronoun's
+                    # clause is no possessor of a later possessive there: "Der Vater gab
+                    # seinem Sohn sein Buch und seiner Tochter ..." is still the father's.
+                    if same_clause(tokens, j, i):
+                        continue
+                    kind = kind[:-1]
             if kind in accept:
                 return kind
         return None
@@ -244,16 +256,24 @@ class GermanPronouns:
             if parsed is not None:
                 if tokens.adjacent(k) and tokens.lower(k - 1) in PREPOSITIONS:
                     return None
-                genders = {slot[0] for slot in parsed[2]}
-                if tokens.lower(k) == "der" and tokens.words[k - 1][:1].isupper() and k > 0:
-                    return "fx"  # "der Vorsitzende der Partei": a genitive attribute
-                if genders == {"n"}:
-                    return "nx"  # "das Urteil": a referent for sein, never for er
-                if tokens.lower(k) == "der" or genders <= {"m", "n"}:
-                    return "mx"
-                return "fx" if genders <= {"f", "x"} else None
+                if parsed[0] == "ein" and parsed[1] in ("sein", "ihr"):
+                    kind = self._article_gender(tokens, k, parsed)
+                    return kind + "~" if kind else None
+                return self._article_gender(tokens, k, parsed)
             k -= 1
         return None
+
+    @staticmethod
+    def _article_gender(tokens: Tokens, k: int, parsed: tuple) -> str | None:
+        """``mx``/``nx``/``fx``: the gender article word ``k`` gives its phrase."""
+        genders = {slot[0] for slot in parsed[2]}
+        if tokens.lower(k) == "der" and tokens.words[k - 1][:1].isupper() and k > 0:
+            return "fx"  # "der Vorsitzende der Partei": a genitive attribute
+        if genders == {"n"}:
+            return "nx"  # "das Urteil": a referent for sein, never for er
+        if tokens.lower(k) == "der" or genders <= {"m", "n"}:
+            return "mx"
+        return "fx" if genders <= {"f", "x"} else None
 
     def _skip(self, tokens: Tokens, i: int, reason: str, skipped: list[Skip] | None) -> None:
         if skipped is not None:
