@@ -86,3 +86,44 @@ def test_gendered_adjectives_swap_with_their_noun(german, text, expected):
 )
 def test_every_possessive_of_the_clause_follows_the_swapped_person(german, text, expected):
     assert swap(german, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Every case, both directions: neuter article, adjective and relative pronoun,
+        # the weak noun's -n and the neuter genitive's -s.
+        ("Der Junge spielt im Garten.", "Das Mädchen spielt im Garten."),
+        ("Das Buch des Jungen liegt hier.", "Das Buch des Mädchens liegt hier."),
+        ("Das Buch des Mädchens liegt hier.", "Das Buch des Jungen liegt hier."),
+        ("Ich gab dem Jungen das Buch.", "Ich gab dem Mädchen das Buch."),
+        ("Ich sah ein Mädchen.", "Ich sah einen Jungen."),
+        ("Ein kleines Mädchen weinte.", "Ein kleiner Junge weinte."),
+        ("Der kleine Junge, der dort steht, lacht.", "Das kleine Mädchen, das dort steht, lacht."),
+        ("Ein Junge, welcher lacht, spielt.", "Ein Mädchen, welches lacht, spielt."),
+        ("Wir sahen einen Jungen, den alle kannten.", "Wir sahen ein Mädchen, das alle kannten."),
+        ("Ich kenne das Mädchen, mit dem er sprach.", "Ich kenne den Jungen, mit dem sie sprach."),
+        ("Die Jungs kamen mit den Mädchen.", "Die Mädchen kamen mit den Jungen."),
+        ("Er ist ein guter Junge.", "Sie ist ein gutes Mädchen."),
+        # The adjective jung capitalised at a sentence start is no noun.
+        ("Junge Leute tanzen.", "Junge Leute tanzen."),
+    ],
+)
+def test_neuter_person_nouns_in_every_case(german, text, expected):
+    assert swap(german, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "accepted"),
+    [
+        # A possessive of "Mädchen" may be either gender: both read as right.
+        ("Das Mädchen nahm ihr Buch.", {"Der Junge nahm sein Buch."}),
+        ("Das Mädchen nahm sein Buch.", {"Der Junge nahm sein Buch."}),
+        (
+            "Der Junge nahm seinen Ball.",
+            {"Das Mädchen nahm ihren Ball.", "Das Mädchen nahm seinen Ball."},
+        ),
+    ],
+)
+def test_possessives_of_a_neuter_person(german, text, accepted):
+    assert swap(german, text) in accepted

@@ -82,6 +82,8 @@ _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
 _PLAIN_WORDS_LIMIT = 1 << 18
+# Person-noun forms that are also adjective forms (jung: junge, jungen).
+_ADJECTIVE_LOOKALIKES = frozenset(("Junge", "Jungen"))
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
@@ -255,6 +257,12 @@ class German(GermanNames, GermanPronouns, Language):
         if previous in self.lexicon.name_gender and tokens.adjacent(i):
             return  # a surname: "Thomas Mann"
         word = tokens.words[i]
+        if (
+            word in _ADJECTIVE_LOOKALIKES
+            and tokens.sentence_start(i)
+            and attributive(tokens, i, {})
+        ):
+            return  # "Junge Leute tanzen": the adjective jung, capitalised at the start
         if word.endswith("er") and self._place_adjective(tokens, i):
             self._skip(tokens, i, PLACE_SKIP, skipped)
             return  # "die Frankfurter Börse", "der Senat ist Berliner"
@@ -290,6 +298,8 @@ class German(GermanNames, GermanPronouns, Language):
                 if form is not None:
                     planned[i] = tokens.edit(i, form, "noun")
                 return
+            if other == "f" and reading.pair in lexicon.neuter_pairs:
+                other = "n"  # der Junge -> das Mädchen: the article words become neuter
             self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
             return
 
@@ -320,7 +330,7 @@ class German(GermanNames, GermanPronouns, Language):
         relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
         if relative is not None and tokens.index(relative.start) not in planned:
             planned[tokens.index(relative.start)] = relative
-        refs[phrase.noun] = "pl" if phrase.slot[1] == "pl" else phrase.reading.gender + "p"
+        refs[phrase.noun] = "pl" if phrase.slot[1] == "pl" else phrase.reading.grammatical + "p"
 
     def _adjectival(self, tokens, i, planned, refs, possessive_slots) -> None:
         """A nominalised adjective (der Vorsitzende, einem Angestellten): its own ending

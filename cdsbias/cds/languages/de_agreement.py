@@ -79,6 +79,13 @@ _RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITI
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
     "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
+    "n": {"nom": "das", "gen": "dessen", "dat": "dem", "acc": "das"},
+}
+# The relative "welch-" (written style: "ein Junge, welcher lacht"), without a genitive.
+_RELATIVE_WELCH = {
+    "m": {"nom": "welcher", "dat": "welchem", "acc": "welchen"},
+    "f": {"nom": "welche", "dat": "welcher", "acc": "welche"},
+    "n": {"nom": "welches", "dat": "welchem", "acc": "welches"},
 }
 
 
@@ -298,8 +305,9 @@ def relative_edit(
         preposition = tokens.lower(j)
         j += 1
     word = tokens.lower(j)
-    old = phrase.reading.gender
-    cases = [case for case, form in _RELATIVE[old].items() if form == word]
+    old = phrase.reading.grammatical
+    table = _RELATIVE_WELCH if word.startswith("welch") else _RELATIVE
+    cases = [case for case, form in table[old].items() if form == word]
     if not cases or j >= len(tokens.words) or not tokens.words[j].islower():
         return None
     after = tokens.words[j + 1] if j + 1 < len(tokens.words) else ""
@@ -315,5 +323,5 @@ def relative_edit(
         case = "acc" if preposition in ACC_PREPOSITIONS or subject_follows else "nom"
     if preposition in DAT_PREPOSITIONS:
         case = "dat"
-    new = _RELATIVE[gender][case]
+    new = table[gender][case]
     return tokens.edit(j, new, "relative") if new != word else None

@@ -55,10 +55,10 @@ def is_place_adjective(word: str) -> bool:
 
 
 def attributive(tokens: Tokens, i: int, names: dict[str, str]) -> bool:
-    """Word ``i`` ends in *-er* and stands right before a capitalised word that is no
-    given name: an invariant adjective there (*Frankfurter Börse*)."""
+    """Word ``i`` stands right before a capitalised word that is no given name: an
+    adjective there (*Frankfurter Börse*, *Junge Leute*)."""
     words = tokens.words
-    if not words[i].endswith("er") or i + 1 >= len(words) or not tokens.adjacent(i + 1):
+    if i + 1 >= len(words) or not tokens.adjacent(i + 1):
         return False
     following = words[i + 1]
     return following[:1].isupper() and following not in names

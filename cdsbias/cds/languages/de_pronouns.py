@@ -28,6 +28,7 @@ from cdsbias.cds.languages.de_lexicon import (
     SINGULAR_VERBS,
     SUBORDINATORS,
     TWO_WAY_PREPOSITIONS,
+    word_set,
 )
 from cdsbias.cds.languages.de_places import is_place_adjective
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
@@ -40,6 +41,9 @@ _POSSESSIVES = {stem + end for stem in ("sein", "ihr") for end in _POSSESSIVE_EN
 PRONOUNS = frozenset({"er", "ihn", "ihm", "sie"} | _POSSESSIVES)
 _OBJECT_PREPOSITIONS = ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _WINDOW = 60  # words searched back for a referent
+# Relative pronouns that open a clause whose finite verb comes last ("..., den sie
+# kannte": sie is its subject).
+_RELATIVES = word_set("der die das den dem welcher welche welches welchen welchem")
 
 
 def same_clause(tokens: Tokens, j: int, i: int) -> bool:
@@ -89,7 +93,9 @@ class GermanPronouns:
         lower = tokens.lower(i)
         if lower == "sein" and not self._before_noun(tokens, i):
             return None  # the verb "sein"
-        if self.agreement and self._referent(tokens, i, refs, "mn") in ("mx", "nx"):
+        if self.agreement and self._referent(tokens, i, refs, "mn") in ("mx", "nx", "np"):
+            # Of a thing, or of a neuter person whose counterpart is masculine ("das
+            # Mädchen ... sein Buch" -> "der Junge ... sein Buch"): sein stays.
             return self._possessive(tokens, i, "sein", possessive_slots)
         return self._possessive(tokens, i, "ihr", possessive_slots)
 
@@ -144,7 +150,7 @@ class GermanPronouns:
         referent = self._referent(tokens, i, refs, "f?")
         if referent is None:
             self._skip(tokens, i, "ambiguous ihr", skipped)
-        if referent != "fp":
+        if referent not in ("fp", "np"):
             # Her/their of a non-person, or unresolved: the stem stays; the ending still
             # follows a swapped noun ("ihr Arzt" -> "ihre Ärztin").
             return self._possessive(tokens, i, "ihr", possessive_slots)
@@ -183,7 +189,7 @@ class GermanPronouns:
         opener = i
         while opener > 0 and not tokens.clause_start(opener):
             opener -= 1
-        if tokens.lower(opener) in SUBORDINATORS or tokens.lower(opener) in ("der", "die"):
+        if tokens.lower(opener) in SUBORDINATORS or tokens.lower(opener) in _RELATIVES:
             last = i + 1
             while last + 1 < len(tokens.words) and not tokens.clause_start(last + 1):
                 last += 1
@@ -208,9 +214,10 @@ class GermanPronouns:
         """
         accept = {
             "m": ("mp", "mx"),
-            "mn": ("mp", "mx", "nx"),
-            "f": ("fp", "fx"),
-            "f?": ("fp", "fx", "pl"),
+            "mn": ("mp", "mx", "nx", "np"),
+            # A neuter person ("das Mädchen", "np") is referred to by "sie"/"ihr" as well.
+            "f": ("fp", "fx", "np"),
+            "f?": ("fp", "fx", "pl", "np"),
         }[want]
         # Which words head a non-person phrase does not change within a document: each
         # pronoun's search reuses what earlier ones found.
