@@ -127,3 +127,42 @@ def test_neuter_person_nouns_in_every_case(german, text, expected):
 )
 def test_possessives_of_a_neuter_person(german, text, accepted):
     assert swap(german, text) in accepted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The dative plural keeps its case.
+        ("Ich danke meinen Brüdern.", "Ich danke meinen Schwestern."),
+        ("Von Brüdern lernt man viel.", "Von Schwestern lernt man viel."),
+        # A verb in -te/-en before a bare plural is no adjective ("dankte Onkeln").
+        ("Er dankte Onkeln und Tanten.", "Sie dankte Tanten und Onkeln."),
+        ("Sie gaben Müttern Blumen.", "Sie gaben Vätern Blumen."),
+        # Coordinated opposite-gender nouns: both swap, each keeping its case; a bare
+        # second conjunct takes the first one's case.
+        ("Mit Brüdern und Schwestern feierte er.", "Mit Schwestern und Brüdern feierte sie."),
+        (
+            "Den Lehrern und Lehrerinnen wurde gedankt.",
+            "Den Lehrerinnen und Lehrern wurde gedankt.",
+        ),
+        (
+            "Wir sprachen mit dem Vater und der Mutter.",
+            "Wir sprachen mit der Mutter und dem Vater.",
+        ),
+        (
+            "Das Haus gehört den Söhnen und Töchtern des Königs.",
+            "Das Haus gehört den Töchtern und Söhnen der Königin.",
+        ),
+        (
+            "Die Rechte der Väter und Mütter sind gleich.",
+            "Die Rechte der Mütter und Väter sind gleich.",
+        ),
+        # The second possessive of the coordination is the subject's too.
+        (
+            "Sie half ihren Brüdern und ihren Schwestern.",
+            "Er half seinen Schwestern und seinen Brüdern.",
+        ),
+    ],
+)
+def test_dative_and_coordinated_plurals_keep_their_case(german, text, expected):
+    assert swap(german, text) == expected

@@ -327,6 +327,8 @@ class German(GermanNames, GermanPronouns, Language):
             return
         planned.update(indexed)
         possessive_slots.update(slots)
+        # For a bare second conjunct ("mit Brüdern und Schwestern"): its case.
+        tokens.memo.setdefault("phrase_slots", {})[phrase.noun] = phrase.slot
         relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
         if relative is not None and tokens.index(relative.start) not in planned:
             planned[tokens.index(relative.start)] = relative

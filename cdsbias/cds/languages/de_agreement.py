@@ -26,6 +26,7 @@ from cdsbias.cds.languages.de_case import (
     COPULAS,
     choose_slot,
     copula_before,
+    is_dative_verb,
     singular_copula_after,
 )
 from cdsbias.cds.languages.de_lexicon import (
@@ -75,6 +76,7 @@ _ENDINGS = {
 _OPENERS = PREPOSITIONS | COORDINATORS
 _FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
 _NON_VERB_OPENERS = NOT_VERBS | NOMINATIVE_PRONOUNS | {"sie"}
+_CONJUNCTIONS = frozenset(("und", "oder", "sowie"))
 _RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
@@ -158,7 +160,13 @@ def analyse_noun_phrase(
         ):
             j -= 1
             continue
-        if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
+        if (
+            word.endswith(_ADJECTIVE_ENDINGS)
+            and len(word) > 3
+            and word not in NOT_ADJECTIVES
+            and word not in _FINITE_VERBS
+            and not is_dative_verb(word)  # "dankte Onkeln", "gaben Müttern": verbs
+        ):
             adjectives.append(j)
             j -= 1
             continue
@@ -206,6 +214,12 @@ def analyse_noun_phrase(
         # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
         number = "sg" if following in SINGULAR_VERBS else "pl"
         slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
+    if article is None and not adjectives and i > 1 and lowers[i - 1] in _CONJUNCTIONS:
+        # "mit Brüdern und Schwestern": a bare second conjunct takes the first one's
+        # number and case, when the first was read as a person's phrase.
+        first = tokens.memo.get("phrase_slots", {}).get(i - 2)
+        if first is not None and tokens.adjacent(i) and tokens.adjacent(i - 1):
+            slots = {slot for slot in slots if slot[1:] == first[1:]} or slots
     if not slots:
         return None
     preposition = (

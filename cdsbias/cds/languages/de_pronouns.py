@@ -93,7 +93,10 @@ class GermanPronouns:
         lower = tokens.lower(i)
         if lower == "sein" and not self._before_noun(tokens, i):
             return None  # the verb "sein"
-        if self.agreement and self._referent(tokens, i, refs, "mn") in ("mx", "nx", "np"):
+        referent = (
+            self._referent(tokens, i, refs, "mn", possessive=True) if self.agreement else None
+        )
+        if referent in ("mx", "nx", "np"):
             # Of a thing, or of a neuter person whose counterpart is masculine ("das
             # Mädchen ... sein Buch" -> "der Junge ... sein Buch"): sein stays.
             return self._possessive(tokens, i, "sein", possessive_slots)
@@ -147,7 +150,7 @@ class GermanPronouns:
             if self._referent(tokens, i, refs, "f") == "fx":
                 return None
             return tokens.edit(i, "ihm", "pronoun")
-        referent = self._referent(tokens, i, refs, "f?")
+        referent = self._referent(tokens, i, refs, "f?", possessive=True)
         if referent is None:
             self._skip(tokens, i, "ambiguous ihr", skipped)
         if referent not in ("fp", "np"):
@@ -204,11 +207,16 @@ class GermanPronouns:
             return "nom"
         return "acc"
 
-    def _referent(self, tokens: Tokens, i: int, refs: dict[int, str], want: str) -> str | None:
+    def _referent(
+        self, tokens: Tokens, i: int, refs: dict[int, str], want: str, *, possessive: bool = False
+    ) -> str | None:
         """Nearest earlier referent compatible with a pronoun of ``want`` gender.
 
         ``want``: ``m`` (er/ihn/ihm), ``mn`` (sein-: masculine or neuter), ``f``
-        (singular sie/ihr), ``f?`` (sie/ihr of unknown number). Returns ``mp``/``fp`` (a
+        (singular sie/ihr), ``f?`` (sie/ihr of unknown number). ``possessive``: the
+        pronoun is a possessive, for which a person owned through a possessive earlier in
+        its clause is no possessor (*Sie half ihren Brüdern und ihren Schwestern*).
+        Returns ``mp``/``fp`` (a
         person), ``mx``/``nx``/``fx`` (a non-person noun phrase that can be masculine /
         is neuter / feminine), ``pl`` (plural) or None.
         """
@@ -225,6 +233,8 @@ class GermanPronouns:
         words = tokens.words
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
             kind = refs.get(j)
+            if kind and possessive and self._possessed(tokens, j) and same_clause(tokens, j, i):
+                continue
             if not kind:
                 # A possessive right after a noun is its attribute and cannot refer to it:
                 # in "das Auto seines Nachbarn", "seines" is not the car's.
@@ -269,6 +279,17 @@ class GermanPronouns:
                 return self._article_gender(tokens, k, parsed)
             k -= 1
         return None
+
+    @staticmethod
+    def _possessed(tokens: Tokens, j: int) -> bool:
+        """Noun ``j`` has a possessive article word (*ihren Brüdern*, *seinem alten Freund*)."""
+        k = j - 1
+        while k >= 0 and tokens.adjacent(k + 1) and tokens.words[k].islower():
+            parsed = parse_article(tokens.lowers[k])
+            if parsed is not None:
+                return parsed[0] == "ein" and parsed[1] in ("sein", "ihr")
+            k -= 1
+        return False
 
     @staticmethod
     def _article_gender(tokens: Tokens, k: int, parsed: tuple) -> str | None:
