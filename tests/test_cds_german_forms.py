@@ -166,3 +166,30 @@ def test_possessives_of_a_neuter_person(german, text, accepted):
 )
 def test_dative_and_coordinated_plurals_keep_their_case(german, text, expected):
     assert swap(german, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DER ARZT GAB IHR SEIN BUCH.", "DIE ÄRZTIN GAB IHM IHR BUCH."),
+        (
+            "DIE JUNGE ÄRZTIN SPRACH MIT IHREM KOLLEGEN.",
+            "DER JUNGE ARZT SPRACH MIT SEINER KOLLEGIN.",
+        ),
+        ("ER IST EIN GUTER LEHRER.", "SIE IST EINE GUTE LEHRERIN."),
+        ("DIE MUTTER SAGTE, DASS SIE MÜDE SEI.", "DER VATER SAGTE, DASS ER MÜDE SEI."),
+        ("DER JUNGE SPIELT IM GARTEN.", "DAS MÄDCHEN SPIELT IM GARTEN."),
+        ("PETERS AUTO IST ROT.", "MARIAS AUTO IST ROT."),
+        # Only the sentence in capitals is written in capitals.
+        ("Der Arzt kam. DIE ÄRZTIN KAM AUCH.", "Die Ärztin kam. DER ARZT KAM AUCH."),
+        # Nothing to change stays so in capitals too; an unresolved sie stays.
+        ("DER BERLINER SENAT TAGTE.", "DER BERLINER SENAT TAGTE."),
+        ("ICH HABE SIE GESTERN ANGERUFEN.", "ICH HABE SIE GESTERN ANGERUFEN."),
+        # A single word in capitals is no sentence in capitals: as before.
+        ("DER Arzt kommt.", "DIE Ärztin kommt."),
+    ],
+)
+def test_text_in_capitals_is_swapped_and_written_in_capitals(german, text, expected):
+    edits = german.edits(text)
+    assert apply_edits(text, edits) == expected
+    assert all(text[edit.start : edit.end] == edit.original for edit in edits)

@@ -56,6 +56,7 @@ from cdsbias.cds.languages.de_agreement import (
     relative_edit,
     sex_adjective,
 )
+from cdsbias.cds.languages.de_capitals import CAPITALS_RUN, capital_spans, recased
 from cdsbias.cds.languages.de_lexicon import (
     ADJECTIVAL_STEMS,
     CASES,
@@ -166,6 +167,33 @@ class German(GermanNames, GermanPronouns, Language):
         )
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
+        if CAPITALS_RUN.search(text) is None:  # the common case: one regex search
+            return self._edits(text, skipped)
+        spans = capital_spans(text)
+        if not spans:
+            return self._edits(text, skipped)
+        # A sentence in capitals: the rules read an ordinarily cased copy (same offsets)
+        # and the edits inside it are written in capitals (module de_capitals).
+        own: list[Skip] = []
+        edits = self._edits(recased(text, spans, self._is_person), own)
+        if skipped is not None:
+            skipped.extend(skip._replace(original=text[skip.start : skip.end]) for skip in own)
+
+        def inside(edit: Edit) -> bool:
+            return any(start <= edit.start < end for start, end in spans)
+
+        return [
+            Edit(
+                edit.start,
+                edit.end,
+                text[edit.start : edit.end],
+                edit.replacement.upper() if inside(edit) else edit.replacement,
+                edit.kind,
+            )
+            for edit in edits
+        ]
+
+    def _edits(self, text: str, skipped: list[Skip] | None) -> list[Edit]:
         parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
         words = parts[1::2]
         triggers = self._triggers
