@@ -6,7 +6,10 @@ adjectives and relative pronouns that agree with it change too (*dem jungen Arzt
 Data Augmentation for Mitigating Gender Stereotypes in Languages with Rich Morphology")
 showed that naive swapping produces ungrammatical text; this module re-inflects instead
 (noun phrases in :mod:`~cdsbias.cds.languages.de_agreement`, pronouns in
-:mod:`~cdsbias.cds.languages.de_pronouns`, words and article words in
+:mod:`~cdsbias.cds.languages.de_pronouns`, titles and names in
+:mod:`~cdsbias.cds.languages.de_names`, place adjectives in
+:mod:`~cdsbias.cds.languages.de_places`, text in capitals in
+:mod:`~cdsbias.cds.languages.de_capitals`, words and article words in
 :mod:`~cdsbias.cds.languages.de_tokens`, data in :mod:`~cdsbias.cds.languages.de_lexicon`;
 docs/cds_german.md).
 
@@ -56,7 +59,7 @@ from cdsbias.cds.languages.de_agreement import (
     relative_edit,
     sex_adjective,
 )
-from cdsbias.cds.languages.de_capitals import CAPITALS_RUN, capital_spans, recased
+from cdsbias.cds.languages.de_capitals import CAPITALS_RUN, edits_with_capitals
 from cdsbias.cds.languages.de_lexicon import (
     ADJECTIVAL_STEMS,
     CASES,
@@ -169,29 +172,7 @@ class German(GermanNames, GermanPronouns, Language):
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
         if CAPITALS_RUN.search(text) is None:  # the common case: one regex search
             return self._edits(text, skipped)
-        spans = capital_spans(text)
-        if not spans:
-            return self._edits(text, skipped)
-        # A sentence in capitals: the rules read an ordinarily cased copy (same offsets)
-        # and the edits inside it are written in capitals (module de_capitals).
-        own: list[Skip] = []
-        edits = self._edits(recased(text, spans, self._is_person), own)
-        if skipped is not None:
-            skipped.extend(skip._replace(original=text[skip.start : skip.end]) for skip in own)
-
-        def inside(edit: Edit) -> bool:
-            return any(start <= edit.start < end for start, end in spans)
-
-        return [
-            Edit(
-                edit.start,
-                edit.end,
-                text[edit.start : edit.end],
-                edit.replacement.upper() if inside(edit) else edit.replacement,
-                edit.kind,
-            )
-            for edit in edits
-        ]
+        return edits_with_capitals(text, self._edits, self._is_person, skipped)
 
     def _edits(self, text: str, skipped: list[Skip] | None) -> list[Edit]:
         parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate

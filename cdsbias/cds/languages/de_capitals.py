@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from cdsbias.cds.engine import Edit
+from cdsbias.cds.languages.base import Skip
 from cdsbias.cds.languages.de_case import COORDINATORS, COPULAS
 from cdsbias.cds.languages.de_lexicon import (
     DEGREE_ADVERBS,
@@ -54,6 +56,38 @@ _LOWER_WORDS = (
 )
 
 
+def edits_with_capitals(
+    text: str,
+    rules: Callable[[str, list[Skip] | None], list[Edit]],
+    is_name_or_person: Callable[[str], bool],
+    skipped: list[Skip] | None,
+) -> list[Edit]:
+    """The edits of ``rules`` (the language's rules on a text, with their skips) for
+    ``text``, its sentences in capitals read in ordinary casing and their edits written
+    in capitals; skips are reported with the original's spelling."""
+    spans = capital_spans(text)
+    if not spans:
+        return rules(text, skipped)
+    own: list[Skip] = []
+    edits = rules(recased(text, spans, is_name_or_person), own)
+    if skipped is not None:
+        skipped.extend(skip._replace(original=text[skip.start : skip.end]) for skip in own)
+
+    def inside(edit: Edit) -> bool:
+        return any(start <= edit.start < end for start, end in spans)
+
+    return [
+        Edit(
+            edit.start,
+            edit.end,
+            text[edit.start : edit.end],
+            edit.replacement.upper() if inside(edit) else edit.replacement,
+            edit.kind,
+        )
+        for edit in edits
+    ]
+
+
 def capital_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of ``text`` written in capitals (two or more
     words of two or more letters, no lower-case letter)."""
@@ -67,7 +101,9 @@ def capital_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def recased(text: str, spans: list[tuple[int, int]], is_name_or_person: Callable) -> str:
+def recased(
+    text: str, spans: list[tuple[int, int]], is_name_or_person: Callable[[str], bool]
+) -> str:
     """``text`` with each capitals sentence of ``spans`` in ordinary casing (see the
     module docstring); ``is_name_or_person(word)``: a capitalised word names a person."""
     pieces = []
@@ -82,7 +118,7 @@ def recased(text: str, spans: list[tuple[int, int]], is_name_or_person: Callable
     return "".join(pieces)
 
 
-def _recase_sentence(sentence: str, is_name_or_person: Callable) -> str:
+def _recase_sentence(sentence: str, is_name_or_person: Callable[[str], bool]) -> str:
     matches = list(_WORD.finditer(sentence))
     lowers = [match.group().lower() for match in matches]
     out = list(sentence)
