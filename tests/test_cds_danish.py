@@ -62,7 +62,10 @@ def test_danish_swaps(danish, source, expected):
         ("Vi mødte Hans Kongelige Højhed Prinsen.", "Vi mødte Hendes Kongelige Højhed Prinsessen."),
         ("Hendes Excellence kom sent.", "Hans Excellence kom sent."),
         ("Hans datter blev prinsesse.", "Hendes søn blev prins."),  # before a common noun
+        # Capitalised mid-sentence before a listed person noun: the possessive.
+        ("Vi mødte Hans søster i går.", "Vi mødte Hendes bror i går."),
         ("Hans Christian Andersen skrev.", "Helle Kirsten Andersen skrev."),  # still a name
+        ("Jeg talte med Hans om det.", "Jeg talte med Helle om det."),
         # Royal and noble titles, every form.
         ("Greven, grevinden og baronerne kom.", "Grevinden, greven og baronesserne kom."),
         ("Storhertugens søn mødte lensgrevinden.", "Storhertugindens datter mødte lensgreven."),

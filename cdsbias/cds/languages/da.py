@@ -221,8 +221,14 @@ class Danish(Language):
         if lower == "hans" and word != "hans" and not word.isupper():
             # "Hans": the name inside a sentence; at its start, the possessive unless the
             # next word makes it a subject.
-            honorific = self._before_honorific(text, tokens, index)
-            if not honorific and (not initial or self._hans_is_name(text, tokens, index)):
+            # Before a form of address or a listed person noun in lower case ("... og
+            # Hans søster"), "Hans" is the possessive anywhere in the sentence.
+            possessive = self._before_honorific(text, tokens, index) or (
+                index + 1 < len(tokens)
+                and tokens[index + 1][2] in self.word_map
+                and text[end : tokens[index + 1][0]] == " "
+            )
+            if not possessive and (not initial or self._hans_is_name(text, tokens, index)):
                 if not self.names:
                     return None
                 return self._name(text, tokens, index, initial=False)
