@@ -172,7 +172,13 @@ class German(GermanNames, GermanPronouns, Language):
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
         if CAPITALS_RUN.search(text) is None:  # the common case: one regex search
             return self._edits(text, skipped)
-        return edits_with_capitals(text, self._edits, self._is_person, skipped)
+        names = self.lexicon.name_map
+        return edits_with_capitals(text, self._edits, self._capitalised, names, skipped)
+
+    def _capitalised(self, word: str) -> bool:
+        """A word (capitalised) that names a person, for re-casing text in capitals."""
+        names = self.lexicon.name_map
+        return word in _ADJECTIVAL_FORMS or word[:-1] in names or self._is_person(word)
 
     def _edits(self, text: str, skipped: list[Skip] | None) -> list[Edit]:
         parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate

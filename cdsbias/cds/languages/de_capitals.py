@@ -18,7 +18,7 @@ inside a capitals sentence is written in capitals (*DIE ÄRZTIN GAB IHM IHR BUCH
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from cdsbias.cds.engine import Edit
 from cdsbias.cds.languages.base import Skip
@@ -40,6 +40,13 @@ from cdsbias.cds.languages.de_tokens import CONTRACTIONS, parse_article
 CAPITALS_RUN = re.compile(r"[A-ZÄÖÜ][A-ZÄÖÜẞ]+[ ,;:\-]+[A-ZÄÖÜ][A-ZÄÖÜẞ]+")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
 _WORD = re.compile(r"[^\W\d_]+")
+# Nouns of time that often stand before a bare predicate noun ("SEIT ZEHN JAHREN LEHRER"),
+# where they would otherwise be read as its adjective.
+_TIME_NOUNS = frozenset(
+    ("jahren", "jahre", "monaten", "monate", "wochen", "tagen", "stunden", "jahrzehnten")
+)
+_NON_COPULA_VERBS = (SINGULAR_VERBS | PLURAL_VERBS) - COPULAS
+_TITLES = frozenset(("Herr", "Herrn", "Frau", "Dr", "Prof", "Professor", "Professorin"))
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
 _LOWER_WORDS = (
     PREPOSITIONS
@@ -60,6 +67,7 @@ def edits_with_capitals(
     text: str,
     rules: Callable[[str, list[Skip] | None], list[Edit]],
     is_name_or_person: Callable[[str], bool],
+    names: Mapping[str, str],
     skipped: list[Skip] | None,
 ) -> list[Edit]:
     """The edits of ``rules`` (the language's rules on a text, with their skips) for
@@ -69,7 +77,7 @@ def edits_with_capitals(
     if not spans:
         return rules(text, skipped)
     own: list[Skip] = []
-    edits = rules(recased(text, spans, is_name_or_person), own)
+    edits = rules(recased(text, spans, is_name_or_person, names), own)
     if skipped is not None:
         skipped.extend(skip._replace(original=text[skip.start : skip.end]) for skip in own)
 
@@ -102,23 +110,29 @@ def capital_spans(text: str) -> list[tuple[int, int]]:
 
 
 def recased(
-    text: str, spans: list[tuple[int, int]], is_name_or_person: Callable[[str], bool]
+    text: str,
+    spans: list[tuple[int, int]],
+    is_name_or_person: Callable[[str], bool],
+    names: Mapping[str, str],
 ) -> str:
     """``text`` with each capitals sentence of ``spans`` in ordinary casing (see the
-    module docstring); ``is_name_or_person(word)``: a capitalised word names a person."""
+    module docstring); ``is_name_or_person(word)``: a capitalised word names a person;
+    ``names``: the given names (never read as adjectives)."""
     pieces = []
     position = 0
     for start, end in spans:
         pieces.append(text[position:start])
         sentence = text[start:end]
-        cased = _recase_sentence(sentence, is_name_or_person)
+        cased = _recase_sentence(sentence, is_name_or_person, names)
         pieces.append(cased if len(cased) == len(sentence) else sentence)
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
 
 
-def _recase_sentence(sentence: str, is_name_or_person: Callable[[str], bool]) -> str:
+def _recase_sentence(
+    sentence: str, is_name_or_person: Callable[[str], bool], names: Mapping[str, str]
+) -> str:
     matches = list(_WORD.finditer(sentence))
     lowers = [match.group().lower() for match in matches]
     out = list(sentence)
@@ -126,25 +140,31 @@ def _recase_sentence(sentence: str, is_name_or_person: Callable[[str], bool]) ->
     for index, (match, lower) in enumerate(zip(matches, lowers, strict=True)):
         capital = lower[:1].upper() + lower[1:]
         following = lowers[index + 1] if index + 1 < len(lowers) else ""
-        if index == 0 or is_place_adjective(capital):
+        if index == 0 or is_place_adjective(capital) or lower in _TIME_NOUNS:
             word = capital
+        elif previous in _TITLES:
+            word = capital  # "HERR WAGNER": the surname after a title
         elif is_name_or_person(capital):
-            # A person-noun form that ends like an adjective before a person noun is the
-            # adjective: "EINE JUNGE ÄRZTIN".
+            # A person-noun form that ends like an adjective is the adjective before a
+            # person noun ("EINE JUNGE ÄRZTIN"), or right after a finite verb other than a
+            # copula before another content word ("LAG DICHTER NEBEL").
             next_capital = following[:1].upper() + following[1:]
-            adjective = lower.endswith(_ADJECTIVE_ENDINGS) and is_name_or_person(next_capital)
+            adjective = lower.endswith(_ADJECTIVE_ENDINGS) and (
+                is_name_or_person(next_capital)
+                or (capital not in names and _content(following) and previous in _NON_COPULA_VERBS)
+            )
             word = lower if adjective else capital
         elif lower in _LOWER_WORDS or parse_article(lower) is not None:
             word = lower
-        elif _opens_noun(previous):
+        elif lower.endswith(("te", "ten")) and _clause_final(sentence, matches, index):
+            word = lower  # "ALS MAN IHR APPLAUDIERTE": a past-tense verb closing its clause
+        elif _opens_noun(previous, lower):
             # After an article word, a preposition or an adjective: an adjective if it
             # ends like one before another content word, else the noun.
             adjective = (
                 not is_place_adjective(previous)  # "FRANKFURTER BÖRSE": its noun
                 and lower.endswith(_ADJECTIVE_ENDINGS)
-                and following
-                and following not in _LOWER_WORDS
-                and parse_article(following) is None
+                and _content(following)
             )
             word = lower if adjective else capital
         else:
@@ -154,13 +174,30 @@ def _recase_sentence(sentence: str, is_name_or_person: Callable[[str], bool]) ->
     return "".join(out)
 
 
-def _opens_noun(previous: str) -> bool:
-    """A noun may follow ``previous`` (as re-cased): an article word, a preposition, a
-    contraction, or an adjective (a lower-case word ending like one)."""
+def _content(word: str) -> bool:
+    """``word`` (lower case) is there and is no function word the rules know."""
+    return bool(word) and word not in _LOWER_WORDS and parse_article(word) is None
+
+
+def _clause_final(sentence: str, matches: list, index: int) -> bool:
+    """Word ``index`` of ``sentence`` is the last of its clause."""
+    if index + 1 >= len(matches):
+        return True
+    gap = sentence[matches[index].end() : matches[index + 1].start()]
+    return any(char in ",;:()" for char in gap)
+
+
+def _opens_noun(previous: str, word: str) -> bool:
+    """A noun may follow ``previous`` (as re-cased) as ``word`` (lower case): after an
+    article word, a preposition, a contraction, an adjective (a lower-case word ending
+    like one) or a place adjective."""
     if is_place_adjective(previous):
-        return True  # "BERLINER SENAT": the noun after a place adjective
-    if not previous or not previous.islower():
-        return False
+        # "BERLINER SENAT": the noun after a place adjective, but not a participle
+        # ("MIT DEM HANAUER GESPROCHEN": the demonym).
+        return not (word.startswith("ge") and word.endswith(("t", "en")))
+    if not previous or not (previous.islower() or parse_article(previous.lower())):
+        return False  # a noun; but the sentence's first word may be an article: "DER ARZT"
+    previous = previous.lower()
     return (
         parse_article(previous) is not None
         or previous in PREPOSITIONS
