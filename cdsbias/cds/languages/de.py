@@ -170,8 +170,11 @@ class German(GermanNames, GermanPronouns, Language):
         )
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
-        if CAPITALS_RUN.search(text) is None:  # the common case: one regex search
-            return self._edits(text, skipped)
+        parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
+        # The common case: no word in capitals (one C-level pass over the words), so no
+        # sentence in capitals either.
+        if not any(map(str.isupper, parts[1::2])) or CAPITALS_RUN.search(text) is None:
+            return self._edits(text, skipped, parts)
         names = self.lexicon.name_map
         return edits_with_capitals(text, self._edits, self._capitalised, names, skipped)
 
@@ -180,8 +183,11 @@ class German(GermanNames, GermanPronouns, Language):
         names = self.lexicon.name_map
         return word in _ADJECTIVAL_FORMS or word[:-1] in names or self._is_person(word)
 
-    def _edits(self, text: str, skipped: list[Skip] | None) -> list[Edit]:
-        parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
+    def _edits(
+        self, text: str, skipped: list[Skip] | None, parts: list[str] | None = None
+    ) -> list[Edit]:
+        if parts is None:
+            parts = _WORDS_AND_GAPS.split(text)
         words = parts[1::2]
         triggers = self._triggers
         # The words that can start a unit: a trigger word (one set lookup), or a long
