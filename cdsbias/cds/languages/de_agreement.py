@@ -289,11 +289,16 @@ def reinflect(
     endings = _ENDINGS[declension]
     old_ending = endings[phrase.slot]
     new_ending = endings[new_slot]
+    same_ending = old_ending == new_ending
     for adjective in phrase.adjectives:
+        # "ein männlicher Kollege" -> "eine weibliche Kollegin": the stem swaps too.
+        sex = tokens.lowers[adjective] in GENDERED_ADJECTIVE_FORMS
+        if same_ending and not sex:
+            continue  # the common case: nothing to change
         word = tokens.words[adjective]
         new = word[: len(word) - len(old_ending)] + new_ending
-        # "ein männlicher Kollege" -> "eine weibliche Kollegin": the stem swaps too.
-        new = sex_adjective(new.lower()) or new
+        if sex:
+            new = sex_adjective(new.lower()) or new
         if new != word:
             edits[adjective] = tokens.edit(adjective, new, "adjective")
     return edits, possessive_slots
