@@ -53,6 +53,36 @@ def test_danish_swaps(danish, source, expected):
     assert danish.substitute(source) == expected
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # "Hans" before a form of address is the possessive, anywhere in the sentence,
+        # and the capitalised title after it swaps.
+        ("Hans Majestæt Kongen talte.", "Hendes Majestæt Dronningen talte."),
+        ("Vi mødte Hans Kongelige Højhed Prinsen.", "Vi mødte Hendes Kongelige Højhed Prinsessen."),
+        ("Hendes Excellence kom sent.", "Hans Excellence kom sent."),
+        ("Hans datter blev prinsesse.", "Hendes søn blev prins."),  # before a common noun
+        # Capitalised mid-sentence before a listed person noun: the possessive.
+        ("Vi mødte Hans søster i går.", "Vi mødte Hendes bror i går."),
+        ("Hans Christian Andersen skrev.", "Helle Kirsten Andersen skrev."),  # still a name
+        ("Jeg talte med Hans om det.", "Jeg talte med Helle om det."),
+        # Royal and noble titles, every form.
+        ("Greven, grevinden og baronerne kom.", "Grevinden, greven og baronesserne kom."),
+        ("Storhertugens søn mødte lensgrevinden.", "Storhertugindens datter mødte lensgreven."),
+        ("Tsaren og arveprinsen red.", "Tsarinaen og arveprinsessen red."),
+        # Gendered adjectives swap together with their noun, and standing alone.
+        ("En mandlig skuespiller vandt.", "En kvindelig skuespillerinde vandt."),
+        ("De kvindelige værtinder smilede.", "De mandlige værter smilede."),
+        ("Lægen er mandlig.", "Lægen er kvindelig."),
+        # Text in capitals is swapped and written in capitals.
+        ("HAN ELSKER HENDES DATTER.", "HUN ELSKER HANS SØN."),
+        ("KONGEN OG DRONNINGEN KOM.", "DRONNINGEN OG KONGEN KOM."),
+    ],
+)
+def test_titles_forms_of_address_adjectives_and_capitals(danish, source, expected):
+    assert apply_edits(source, danish.edits(source)) == expected
+
+
 def test_names_genitive_surnames_and_ambiguous_names(danish):
     partner = danish.name_map
     assert danish.substitute("Peters bror") == f"{partner['Peter']}s søster"

@@ -31,7 +31,11 @@ TARGETS = {"da": 0.95, "de": 0.90}
 
 #: Danish, measured: phenomenon -> (sentences, exact, words judged, words right).
 DANISH = {
+    "capitals": (2, 2, 5, 5),
+    "gendered_adjective": (2, 2, 3, 3),
     "hans_name": (5, 5, 8, 8),
+    # "Hans" before a form of address is the possessive; royal titles swap with it.
+    "hans_title": (5, 5, 12, 12),
     "herre_dame": (4, 4, 6, 6),
     "inde_ske": (8, 8, 10, 10),
     "kinship": (9, 9, 17, 17),
@@ -46,7 +50,7 @@ DANISH = {
     "reflexive": (5, 5, 6, 6),
     "royalty": (4, 4, 6, 6),
     "unchanged": (14, 14, 0, 0),
-    "all": (94, 93, 118, 117),
+    "all": (103, 102, 138, 137),
 }
 
 
@@ -72,8 +76,8 @@ def test_danish_gold_numbers_per_phenomenon():
         name: (s.sentences, s.exact, s.words, s.words_correct) for name, s in scores.items()
     }
     assert measured == DANISH, format_scores(scores)
-    assert f"{scores['all'].exact_rate:.1%}" == "98.9%"
-    assert f"{scores['all'].word_accuracy:.1%}" == "99.2%"
+    assert f"{scores['all'].exact_rate:.1%}" == "99.0%"
+    assert f"{scores['all'].word_accuracy:.1%}" == "99.3%"
 
 
 def test_danish_round_trip_where_the_swap_is_an_involution():

@@ -51,6 +51,8 @@ _CONTEXT = load_word_sets(resource_path("da") / "context_words.txt")
 POSSESSIVES = _CONTEXT["possessives"]
 #: After sentence-initial "Hans" these make it the name ("Hans kom hjem").
 _AFTER_SUBJECT = _CONTEXT["after_subject"]
+#: After "Hans" these make it the possessive ("Hans Majestæt"); a title after them swaps.
+_HONORIFICS = _CONTEXT["honorifics"]
 _SENTENCE_END = frozenset(".!?\n")
 _DIRECTIONS = ("both", "m2f", "f2m", "lower", "spouse")
 _KINDS = ("noun", "adjective", "title")
@@ -183,7 +185,12 @@ class Danish(Language):
             else:
                 edit = self._name(text, tokens, index, initial) if is_name else None
                 if edit is None:
-                    capitalised_inside = word[:1].isupper() and not initial
+                    # "Hans Majestæt Kongen": a title after a form of address is a noun.
+                    capitalised_inside = (
+                        word[:1].isupper()
+                        and not initial
+                        and not self._after_honorific(text, tokens, index)
+                    )
                     edit = self._word(text, tokens, index, capitalised_inside, skipped)
             if edit is not None:
                 edits.append(edit)
@@ -214,7 +221,14 @@ class Danish(Language):
         if lower == "hans" and word != "hans" and not word.isupper():
             # "Hans": the name inside a sentence; at its start, the possessive unless the
             # next word makes it a subject.
-            if not initial or self._hans_is_name(text, tokens, index):
+            # Before a form of address or a listed person noun in lower case ("... og
+            # Hans søster"), "Hans" is the possessive anywhere in the sentence.
+            possessive = self._before_honorific(text, tokens, index) or (
+                index + 1 < len(tokens)
+                and tokens[index + 1][2] in self.word_map
+                and text[end : tokens[index + 1][0]] == " "
+            )
+            if not possessive and (not initial or self._hans_is_name(text, tokens, index)):
                 if not self.names:
                     return None
                 return self._name(text, tokens, index, initial=False)
@@ -232,6 +246,22 @@ class Danish(Language):
         replacement = "hendes" if lower == "hans" else PRONOUNS[lower]
         kind = "possessive" if lower in ("hans", "hendes") else "pronoun"
         return Edit(start, end, word, match_case(word, replacement), kind)
+
+    @staticmethod
+    def _before_honorific(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:
+        """Word ``index`` stands before a form of address: *Hans Majestæt*."""
+        if index + 1 >= len(tokens):
+            return False
+        next_start, _, next_word = tokens[index + 1]
+        return next_word.lower() in _HONORIFICS and text[tokens[index][1] : next_start] == " "
+
+    @staticmethod
+    def _after_honorific(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:
+        """Word ``index`` follows a form of address: *Majestæt Kongen*."""
+        if index == 0:
+            return False
+        _, previous_end, previous = tokens[index - 1]
+        return previous.lower() in _HONORIFICS and text[previous_end : tokens[index][0]] == " "
 
     @staticmethod
     def _hans_is_name(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:

@@ -6,7 +6,10 @@ adjectives and relative pronouns that agree with it change too (*dem jungen Arzt
 Data Augmentation for Mitigating Gender Stereotypes in Languages with Rich Morphology")
 showed that naive swapping produces ungrammatical text; this module re-inflects instead
 (noun phrases in :mod:`~cdsbias.cds.languages.de_agreement`, pronouns in
-:mod:`~cdsbias.cds.languages.de_pronouns`, words and article words in
+:mod:`~cdsbias.cds.languages.de_pronouns`, titles and names in
+:mod:`~cdsbias.cds.languages.de_names`, place adjectives in
+:mod:`~cdsbias.cds.languages.de_places`, text in capitals in
+:mod:`~cdsbias.cds.languages.de_capitals`, words and article words in
 :mod:`~cdsbias.cds.languages.de_tokens`, data in :mod:`~cdsbias.cds.languages.de_lexicon`;
 docs/cds_german.md).
 
@@ -54,29 +57,37 @@ from cdsbias.cds.languages.de_agreement import (
     declension,
     reinflect,
     relative_edit,
+    sex_adjective,
 )
+from cdsbias.cds.languages.de_capitals import CAPITALS_RUN, edits_with_capitals
 from cdsbias.cds.languages.de_lexicon import (
     ADJECTIVAL_STEMS,
     CASES,
-    PREPOSITIONS,
+    DAT_PREPOSITIONS,
+    GENDERED_ADJECTIVE_FORMS,
     SUFFIX_STEM_LETTERS,
     NounForm,
     adjective_ending,
     load_german_lexicon,
-    word_set,
+)
+from cdsbias.cds.languages.de_names import TITLE_WORDS, TITLES, GermanNames
+from cdsbias.cds.languages.de_places import (
+    PLACE_SKIP,
+    attributive,
+    is_place_adjective,
+    predicative_about_a_thing,
 )
 from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
-from cdsbias.cds.languages.de_tokens import Tokens, parse_article
+from cdsbias.cds.languages.de_tokens import Tokens
 
 WORD = re.compile(r"[^\W\d_]+")
 _WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")
-TITLES = {"Herr": "Frau", "Herrn": "Frau"}
-_TITLE_WORDS = frozenset(("Herr", "Herrn", "Frau"))
-_TITLES_BEFORE_SURNAME = word_set("Herr Herrn Frau Dr Prof Professor Professorin")
 _SINGULAR_SLOTS = frozenset(("sg", case) for case in CASES)
 _PLAIN_WORDS_LIMIT = 1 << 18
+# Person-noun forms that are also adjective forms (jung: junge, jungen).
+_ADJECTIVE_LOOKALIKES = frozenset(("Junge", "Jungen"))
 _ADJECTIVAL_FORMS = {
     stem + ending: stem for stem in ADJECTIVAL_STEMS for ending in _ADJECTIVE_ENDINGS
 }
@@ -93,7 +104,7 @@ def _adjectival_target(stem: str, kind: str) -> dict[tuple[str, str], str]:
     }
 
 
-class German(GermanPronouns, Language):
+class German(GermanNames, GermanPronouns, Language):
     """German gender counterfactuals with agreement (see the module docstring).
 
     Args:
@@ -122,6 +133,8 @@ class German(GermanPronouns, Language):
             | PRONOUNS
             | {word.capitalize() for word in PRONOUNS}
             | set(_ADJECTIVAL_FORMS)
+            | set(GENDERED_ADJECTIVE_FORMS)
+            | {form.capitalize() for form in GENDERED_ADJECTIVE_FORMS}
         )
 
     def _split_compound(self, word: str) -> tuple[str, str] | None:
@@ -158,6 +171,23 @@ class German(GermanPronouns, Language):
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
         parts = _WORDS_AND_GAPS.split(text)  # one pass: gaps and words alternate
+        # The common case: no word in capitals (one C-level pass over the words), so no
+        # sentence in capitals either.
+        if not any(map(str.isupper, parts[1::2])) or CAPITALS_RUN.search(text) is None:
+            return self._edits(text, skipped, parts)
+        names = self.lexicon.name_map
+        return edits_with_capitals(text, self._edits, self._capitalised, names, skipped)
+
+    def _capitalised(self, word: str) -> bool:
+        """A word (capitalised) that names a person, for re-casing text in capitals."""
+        names = self.lexicon.name_map
+        return word in _ADJECTIVAL_FORMS or word[:-1] in names or self._is_person(word)
+
+    def _edits(
+        self, text: str, skipped: list[Skip] | None, parts: list[str] | None = None
+    ) -> list[Edit]:
+        if parts is None:
+            parts = _WORDS_AND_GAPS.split(text)
         words = parts[1::2]
         triggers = self._triggers
         # The words that can start a unit: a trigger word (one set lookup), or a long
@@ -183,12 +213,17 @@ class German(GermanPronouns, Language):
         possessive_slots: dict[int, tuple[str, str, str]] = {}
         surnames: set[int] = set()
         for i in candidates:
-            if i in planned or i in surnames:
+            if i in planned or i in surnames or tokens.lowers[i] in GENDERED_ADJECTIVE_FORMS:
                 continue
             if words[i] in triggers:
-                self._nominal(tokens, i, planned, refs, possessive_slots, surnames)
+                self._nominal(tokens, i, planned, refs, possessive_slots, surnames, skipped)
             else:
-                self._noun(tokens, i, planned, refs, possessive_slots)
+                self._noun(tokens, i, planned, refs, possessive_slots, skipped)
+        for i in candidates:
+            # männlich/weiblich outside a swapped phrase ("ist männlich"): the stem alone;
+            # after the nouns, whose phrases re-inflect the ones they contain.
+            if i not in planned and tokens.lowers[i] in GENDERED_ADJECTIVE_FORMS:
+                planned[i] = tokens.edit(i, sex_adjective(tokens.lowers[i]), "adjective")
         for i, lower in enumerate(tokens.lowers):
             if lower in PRONOUNS and i not in planned:
                 edit = self._pronoun(tokens, i, refs, possessive_slots, skipped)
@@ -198,13 +233,13 @@ class German(GermanPronouns, Language):
 
     # Nouns, titles and names -------------------------------------------------------------
 
-    def _nominal(self, tokens, i, planned, refs, possessive_slots, surnames) -> None:
+    def _nominal(self, tokens, i, planned, refs, possessive_slots, surnames, skipped) -> None:
         word = tokens.words[i]
         text = tokens.text
         start, end = tokens.starts[i], tokens.ends[i]
         if text[end : end + 1] in _FAIR_MARKS or text[start - 1 : start] in _FAIR_MARKS:
             return  # part of a gender-fair form: Ärzt*innen, Lehrer/innen
-        if word in _TITLE_WORDS and self._title(tokens, i):
+        if word in TITLE_WORDS and self._title(tokens, i):
             if word == "Frau":
                 nominative = tokens.clause_start(i) or tokens.lower(i - 1) == "und"
                 replacement = "Herr" if nominative else "Herrn"
@@ -217,25 +252,41 @@ class German(GermanPronouns, Language):
         if word in _ADJECTIVAL_FORMS:
             self._adjectival(tokens, i, planned, refs, possessive_slots)
         elif word in self.lexicon.noun_forms:
-            self._noun(tokens, i, planned, refs, possessive_slots)
+            self._noun(tokens, i, planned, refs, possessive_slots, skipped)
         elif self.names:
             self._name(tokens, i, planned, refs, surnames)
 
-    def _title(self, tokens: Tokens, i: int) -> bool:
-        """Herr/Herrn/Frau at ``i`` is a title: a capitalised word follows, no article
-        precedes."""
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        title_next = following[:1].isupper() and tokens.adjacent(i + 1)
-        return title_next and not self._after_article(tokens, i)
+    def _is_person(self, word: str) -> bool:
+        """A capitalised word names a person: a person noun, a compound of one, a name."""
+        lexicon = self.lexicon
+        if word in lexicon.noun_forms or word in lexicon.name_map:
+            return True
+        return len(word) >= 8 and self._split_compound(word) is not None
 
-    def _after_article(self, tokens: Tokens, i: int) -> bool:
-        return tokens.adjacent(i) and parse_article(tokens.lower(i - 1)) is not None
+    def _place_adjective(self, tokens: Tokens, i: int) -> bool:
+        """Word ``i`` is a place adjective here, not a person noun (module de_places)."""
+        word = tokens.words[i]
+        place = is_place_adjective(word)
+        if not place and word in self.lexicon.noun_forms:
+            return False
+        if attributive(tokens, i, self.lexicon.name_map):
+            return True
+        return place and predicative_about_a_thing(tokens, i, self._is_person)
 
-    def _noun(self, tokens, i, planned, refs, possessive_slots) -> None:
+    def _noun(self, tokens, i, planned, refs, possessive_slots, skipped=None) -> None:
         previous = tokens.words[i - 1] if i > 0 else ""
         if previous in self.lexicon.name_gender and tokens.adjacent(i):
             return  # a surname: "Thomas Mann"
         word = tokens.words[i]
+        if (
+            word in _ADJECTIVE_LOOKALIKES
+            and tokens.sentence_start(i)
+            and attributive(tokens, i, {})
+        ):
+            return  # "Junge Leute tanzen": the adjective jung, capitalised at the start
+        if word.endswith("er") and self._place_adjective(tokens, i):
+            self._skip(tokens, i, PLACE_SKIP, skipped)
+            return  # "die Frankfurter Börse", "der Senat ist Berliner"
         prefix, head = "", word
         lexicon = self.lexicon
         if word not in lexicon.noun_forms:
@@ -268,6 +319,8 @@ class German(GermanPronouns, Language):
                 if form is not None:
                     planned[i] = tokens.edit(i, form, "noun")
                 return
+            if other == "f" and reading.pair in lexicon.neuter_pairs:
+                other = "n"  # der Junge -> das Mädchen: the article words become neuter
             self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
             return
 
@@ -295,10 +348,12 @@ class German(GermanPronouns, Language):
             return
         planned.update(indexed)
         possessive_slots.update(slots)
+        # For a bare second conjunct ("mit Brüdern und Schwestern"): its case.
+        tokens.memo.setdefault("phrase_slots", {})[phrase.noun] = phrase.slot
         relative = relative_edit(tokens, phrase, other, self.lexicon.name_map)
         if relative is not None and tokens.index(relative.start) not in planned:
             planned[tokens.index(relative.start)] = relative
-        refs[phrase.noun] = "pl" if phrase.slot[1] == "pl" else phrase.reading.gender + "p"
+        refs[phrase.noun] = "pl" if phrase.slot[1] == "pl" else phrase.reading.grammatical + "p"
 
     def _adjectival(self, tokens, i, planned, refs, possessive_slots) -> None:
         """A nominalised adjective (der Vorsitzende, einem Angestellten): its own ending
@@ -323,6 +378,10 @@ class German(GermanPronouns, Language):
         if phrases[0].article is None and not word.endswith(("er", "em")):
             return  # bare "Abgeordnete(n)" is mostly plural; "ist Angestellter" is not
         phrase = phrases[0]
+        start = phrase.start
+        after_dative = tokens.adjacent(start) and tokens.lower(start - 1) in DAT_PREPOSITIONS
+        if after_dative and phrase.slot[2] != "dat":
+            return  # "mit den Abgeordneten": no singular fits, so a plural
         other = "f" if phrase.reading.gender == "m" else "m"
         kind = declension(tokens, phrase)
         target = {
@@ -330,29 +389,3 @@ class German(GermanPronouns, Language):
             for number, case in _SINGULAR_SLOTS
         }
         self._apply_phrase(tokens, phrase, target, other, planned, refs, possessive_slots)
-
-    def _name(self, tokens, i, planned, refs, surnames) -> None:
-        word = tokens.words[i]
-        names = self.lexicon.name_map
-        base, suffix = (word, "") if word in names else (word[:-1], "s")
-        if base not in names:
-            return
-        previous = tokens.words[i - 1] if i > 0 and tokens.adjacent(i) else ""
-        if previous in names or previous.rstrip(".") in _TITLES_BEFORE_SURNAME:
-            return  # a surname or a second given name read as one: "Anna Peters"
-        name_class = self.lexicon.ambiguous_names.get(base, "")
-        if self._after_article(tokens, i) and "," not in tokens.gap(i - 1):
-            # ", der Maria behandelt" is a relative pronoun, not an article
-            return  # "der Wolf"; "die Maria" (dialect) would need its article changed too
-        word_like = previous.lower() in PREPOSITIONS or (
-            previous.islower() and previous.endswith(_ADJECTIVE_ENDINGS)
-        )
-        if name_class and word_like:
-            return  # "in Achim", "seinem neuen Roman": a place or a noun, not a name
-        following = tokens.words[i + 1] if i + 1 < len(tokens.words) else ""
-        if name_class == "proper" and not (following[:1].isupper() and tokens.adjacent(i + 1)):
-            return
-        planned[i] = tokens.edit(i, names[base] + suffix, "name")
-        refs[i] = self.lexicon.name_gender[base] + "p"
-        if following[:1].isupper() and tokens.adjacent(i + 1):
-            surnames.add(i + 1)

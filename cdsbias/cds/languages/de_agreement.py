@@ -26,6 +26,7 @@ from cdsbias.cds.languages.de_case import (
     COPULAS,
     choose_slot,
     copula_before,
+    is_dative_verb,
     singular_copula_after,
 )
 from cdsbias.cds.languages.de_lexicon import (
@@ -33,6 +34,8 @@ from cdsbias.cds.languages.de_lexicon import (
     CASES,
     DAT_PREPOSITIONS,
     DEGREE_ADVERBS,
+    GENDERED_ADJECTIVE_FORMS,
+    GENDERED_ADJECTIVES,
     NOMINATIVE_PRONOUNS,
     NOT_VERBS,
     PLURAL_VERBS,
@@ -43,6 +46,7 @@ from cdsbias.cds.languages.de_lexicon import (
     adjective_ending,
     word_set,
 )
+from cdsbias.cds.languages.de_places import is_place_adjective
 from cdsbias.cds.languages.de_tokens import (
     CONTRACTIONS,
     Slot,
@@ -72,10 +76,18 @@ _ENDINGS = {
 _OPENERS = PREPOSITIONS | COORDINATORS
 _FINITE_VERBS = SINGULAR_VERBS | PLURAL_VERBS
 _NON_VERB_OPENERS = NOT_VERBS | NOMINATIVE_PRONOUNS | {"sie"}
+_CONJUNCTIONS = frozenset(("und", "oder", "sowie"))
 _RELATIVE_PREPOSITIONS = DAT_PREPOSITIONS | ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _RELATIVE = {
     "m": {"nom": "der", "gen": "dessen", "dat": "dem", "acc": "den"},
     "f": {"nom": "die", "gen": "deren", "dat": "der", "acc": "die"},
+    "n": {"nom": "das", "gen": "dessen", "dat": "dem", "acc": "das"},
+}
+# The relative "welch-" (written style: "ein Junge, welcher lacht"), without a genitive.
+_RELATIVE_WELCH = {
+    "m": {"nom": "welcher", "dat": "welchem", "acc": "welchen"},
+    "f": {"nom": "welche", "dat": "welcher", "acc": "welche"},
+    "n": {"nom": "welches", "dat": "welchem", "acc": "welches"},
 }
 
 
@@ -132,6 +144,9 @@ def analyse_noun_phrase(
     while j >= 0 and gaps[j + 1].isspace():  # word j + 1 is adjacent to word j
         word = words[j]
         if not word.islower():
+            if is_place_adjective(word):
+                j -= 1  # an invariant place adjective: "des Berliner Arztes"
+                continue
             # Capitalised as the first word of a sentence ("Der junge Arzt"), or all caps.
             if not (word.isupper() or (tokens.sentence_start(j) and word[1:].islower())):
                 break
@@ -145,7 +160,13 @@ def analyse_noun_phrase(
         ):
             j -= 1
             continue
-        if word.endswith(_ADJECTIVE_ENDINGS) and len(word) > 3 and word not in NOT_ADJECTIVES:
+        if (
+            word.endswith(_ADJECTIVE_ENDINGS)
+            and len(word) > 3
+            and word not in NOT_ADJECTIVES
+            and word not in _FINITE_VERBS
+            and not is_dative_verb(word)  # "dankte Onkeln", "gaben Müttern": verbs
+        ):
             adjectives.append(j)
             j -= 1
             continue
@@ -193,6 +214,12 @@ def analyse_noun_phrase(
         # Feuerleiter); "Den Arzt sah sie" is a topicalised object.
         number = "sg" if following in SINGULAR_VERBS else "pl"
         slots = {slot for slot in slots if slot[2] == "nom" and slot[1] == number}
+    if article is None and not adjectives and i > 1 and lowers[i - 1] in _CONJUNCTIONS:
+        # "mit Brüdern und Schwestern": a bare second conjunct takes the first one's
+        # number and case, when the first was read as a person's phrase.
+        first = tokens.memo.get("phrase_slots", {}).get(i - 2)
+        if first is not None and tokens.adjacent(i) and tokens.adjacent(i - 1):
+            slots = {slot for slot in slots if slot[1:] == first[1:]} or slots
     if not slots:
         return None
     preposition = (
@@ -240,6 +267,10 @@ def reinflect(
     new_slot: Slot = (gender if number == "sg" else "x", number, case)
     edits = {phrase.noun: tokens.edit(phrase.noun, form, "noun")}
     if number == "pl":
+        for adjective in phrase.adjectives:  # "männliche Kollegen": only a sex adjective
+            swapped = sex_adjective(tokens.lowers[adjective])
+            if swapped:
+                edits[adjective] = tokens.edit(adjective, swapped, "adjective")
         return edits, {}
     possessive_slots: dict[int, Slot] = {}
     declension = "strong"
@@ -258,13 +289,25 @@ def reinflect(
     endings = _ENDINGS[declension]
     old_ending = endings[phrase.slot]
     new_ending = endings[new_slot]
-    if old_ending != new_ending:
-        for adjective in phrase.adjectives:
-            word = tokens.words[adjective]
-            edits[adjective] = tokens.edit(
-                adjective, word[: len(word) - len(old_ending)] + new_ending, "adjective"
-            )
+    same_ending = old_ending == new_ending
+    for adjective in phrase.adjectives:
+        # "ein männlicher Kollege" -> "eine weibliche Kollegin": the stem swaps too.
+        sex = tokens.lowers[adjective] in GENDERED_ADJECTIVE_FORMS
+        if same_ending and not sex:
+            continue  # the common case: nothing to change
+        word = tokens.words[adjective]
+        new = word[: len(word) - len(old_ending)] + new_ending
+        if sex:
+            new = sex_adjective(new.lower()) or new
+        if new != word:
+            edits[adjective] = tokens.edit(adjective, new, "adjective")
     return edits, possessive_slots
+
+
+def sex_adjective(lower: str) -> str | None:
+    """*männliche* -> *weibliche* and back (same ending), None for other words."""
+    parts = GENDERED_ADJECTIVE_FORMS.get(lower)
+    return GENDERED_ADJECTIVES[parts[0]] + parts[1] if parts else None
 
 
 def relative_edit(
@@ -281,8 +324,9 @@ def relative_edit(
         preposition = tokens.lower(j)
         j += 1
     word = tokens.lower(j)
-    old = phrase.reading.gender
-    cases = [case for case, form in _RELATIVE[old].items() if form == word]
+    old = phrase.reading.grammatical
+    table = _RELATIVE_WELCH if word.startswith("welch") else _RELATIVE
+    cases = [case for case, form in table[old].items() if form == word]
     if not cases or j >= len(tokens.words) or not tokens.words[j].islower():
         return None
     after = tokens.words[j + 1] if j + 1 < len(tokens.words) else ""
@@ -298,5 +342,5 @@ def relative_edit(
         case = "acc" if preposition in ACC_PREPOSITIONS or subject_follows else "nom"
     if preposition in DAT_PREPOSITIONS:
         case = "dat"
-    new = _RELATIVE[gender][case]
+    new = table[gender][case]
     return tokens.edit(j, new, "relative") if new != word else None

@@ -226,14 +226,14 @@ def _copula_predicate(tokens: Tokens, start: int, noun: int) -> bool:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _is_dative_verb(word: str) -> bool:
+def is_dative_verb(word: str) -> bool:
     return DATIVE_VERBS.fullmatch(word) is not None
 
 
 def _dative_verb_before(tokens: Tokens, start: int) -> bool:
     j = start - 1
     while j >= 0:
-        if _is_dative_verb(tokens.lowers[j]):
+        if is_dative_verb(tokens.lowers[j]):
             return True
         if tokens.clause_start(j):
             return False

@@ -144,6 +144,15 @@ SUFFIX_STEM_LETTERS = 4
 # The shortest exception that scripts/build_german_lexicon.py may write as an ending
 # (*-geist* blocks *Zeitgeist*; *rist* only itself, not *Fakturist*).
 EXCEPTION_ENDING_LETTERS = 5
+# Adjectives that name a sex (Duden: männlich, weiblich): they swap with the noun they
+# describe, keeping or re-taking its ending (ein männlicher Kollege <-> eine weibliche
+# Kollegin), and on their own (ist männlich <-> ist weiblich).
+GENDERED_ADJECTIVES = {"männlich": "weiblich", "weiblich": "männlich"}
+GENDERED_ADJECTIVE_FORMS = {
+    stem + ending: (stem, ending)
+    for stem in GENDERED_ADJECTIVES
+    for ending in ("", "e", "en", "em", "er", "es")
+}
 # Neutral or gender-fair words that are never touched even if they look gendered.
 NEVER_TOUCH = word_set(
     """Person Personen Mitglied Mitglieder Kind Kinder Mensch Menschen Leute Eltern"""
@@ -163,13 +172,21 @@ class NounForm:
     pair: int
     gender: str
     slots: frozenset[tuple[str, str]]
+    neuter: bool = False
+
+    @property
+    def grammatical(self) -> str:
+        """The noun's grammatical gender: ``n`` for a neuter person noun (*das Mädchen*,
+        on the feminine side of its pair), else :attr:`gender`."""
+        return "n" if self.neuter else self.gender
 
     @functools.cached_property
     def phrase_slots(self) -> frozenset[tuple[str, str, str]]:
         """The slots as (gender, number, case), gender ``x`` in the plural (as articles
         give them)."""
+        gender = self.grammatical
         return frozenset(
-            (self.gender if number == "sg" else "x", number, case) for number, case in self.slots
+            (gender if number == "sg" else "x", number, case) for number, case in self.slots
         )
 
 
@@ -193,6 +210,7 @@ class GermanLexicon:
         suffix_exceptions: Lower-case endings of nouns that end like a person suffix but
             are no persons (*geist*, *monologe*): words ending so are none.
         suffix_exception_words: Such nouns as whole words (*rist*, *einkaufslisten*).
+        neuter_pairs: Pairs whose feminine side is a neuter noun (*Junge* <-> *Mädchen*).
     """
 
     pairs: list[dict[str, dict[tuple[str, str], str]]]
@@ -205,6 +223,7 @@ class GermanLexicon:
     suffixes: dict[str, list[NounForm]]
     suffix_exceptions: tuple[str, ...]
     suffix_exception_words: frozenset[str]
+    neuter_pairs: frozenset[int] = frozenset()
 
 
 _ALL_SLOTS = frozenset((number, case) for number in NUMBERS for case in CASES)
@@ -217,10 +236,12 @@ class PersonNouns:
     pairs: list[dict[str, dict[tuple[str, str], str]]]
     noun_forms: dict[str, list[NounForm]]
     adjectival_stems: dict[int, str]
+    neuter: frozenset[int] = frozenset()
 
 
-def _read_person_nouns(path: Path) -> PersonNouns:
-    """Reads the pairs; kind ``adjectival`` rows give their masculine stem, a kind
+def _read_person_nouns(path: Path, first_pair: int = 0) -> PersonNouns:
+    """Reads the pairs, numbered from ``first_pair``; kind ``adjectival`` rows give their
+    masculine stem, kind ``neuter`` rows have a neuter feminine side (*Mädchen*), a kind
     ending in ``<`` (``>``) looks up only the feminine (masculine) forms."""
     try:
         raw = path.read_bytes()
@@ -232,14 +253,17 @@ def _read_person_nouns(path: Path) -> PersonNouns:
     pairs: list[dict[str, dict[tuple[str, str], str]]] = []
     readings: dict[tuple[str, int, str], set] = {}
     adjectival_stems: dict[int, str] = {}
+    neuter: set[int] = set()
     for line_number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):
             continue
         cells = line.rstrip("\r").split("\t")
         if len(cells) != 17 or not cells[0] or not cells[8]:
             raise CdsbiasError(f"{path}:{line_number}: expected 16 forms and a kind")
-        pair = len(pairs)
+        pair = first_pair + len(pairs)
         kind = cells[16]
+        if kind.rstrip("<>") == "neuter":
+            neuter.add(pair)
         looked_up = {"<": ("f",), ">": ("m",)}.get(kind[-1:], ("m", "f"))
         adjectival = kind.rstrip("<>") == "adjectival"
         if adjectival:  # "Beamter|Beamte": the strong form, less its ending
@@ -263,8 +287,9 @@ def _read_person_nouns(path: Path) -> PersonNouns:
     for (form, pair, gender), form_slots in readings.items():
         if form in NEVER_TOUCH:
             continue
-        noun_forms.setdefault(form, []).append(NounForm(pair, gender, frozenset(form_slots)))
-    return PersonNouns(pairs, noun_forms, adjectival_stems)
+        reading = NounForm(pair, gender, frozenset(form_slots), gender == "f" and pair in neuter)
+        noun_forms.setdefault(form, []).append(reading)
+    return PersonNouns(pairs, noun_forms, adjectival_stems, frozenset(neuter))
 
 
 def _suffix_pairs(
@@ -300,6 +325,10 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
         CdsbiasError: A file is missing, not UTF-8 or malformed (``file:line: problem``).
     """
     nouns = _read_person_nouns(resource_path("de/person_nouns.tsv.gz"))
+    neuter = _read_person_nouns(resource_path("de/neuter_person_nouns.tsv"), len(nouns.pairs))
+    for form, readings in neuter.noun_forms.items():
+        nouns.noun_forms.setdefault(form, []).extend(readings)
+    nouns.pairs.extend(neuter.pairs)
     suffix_pairs, suffixes = _suffix_pairs(nouns)
     exceptions_path = resource_path("de/person_suffix_exceptions.txt")
     try:
@@ -334,4 +363,5 @@ def load_german_lexicon(names: bool = True) -> GermanLexicon:
         suffixes,
         tuple(entry[1:] for entry in exceptions if entry.startswith("-")),
         frozenset(entry for entry in exceptions if not entry.startswith("-")),
+        neuter.neuter,
     )

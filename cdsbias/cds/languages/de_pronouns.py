@@ -28,7 +28,9 @@ from cdsbias.cds.languages.de_lexicon import (
     SINGULAR_VERBS,
     SUBORDINATORS,
     TWO_WAY_PREPOSITIONS,
+    word_set,
 )
+from cdsbias.cds.languages.de_places import is_place_adjective
 from cdsbias.cds.languages.de_tokens import Tokens, parse_article
 
 _MALE_TO_FEMALE = {"er": "sie", "ihn": "sie", "ihm": "ihr"}
@@ -39,6 +41,14 @@ _POSSESSIVES = {stem + end for stem in ("sein", "ihr") for end in _POSSESSIVE_EN
 PRONOUNS = frozenset({"er", "ihn", "ihm", "sie"} | _POSSESSIVES)
 _OBJECT_PREPOSITIONS = ACC_PREPOSITIONS | TWO_WAY_PREPOSITIONS
 _WINDOW = 60  # words searched back for a referent
+# Relative pronouns that open a clause whose finite verb comes last ("..., den sie
+# kannte": sie is its subject).
+_RELATIVES = word_set("der die das den dem welcher welche welches welchen welchem")
+
+
+def same_clause(tokens: Tokens, j: int, i: int) -> bool:
+    """Words ``j < i`` stand in one clause (no clause break between them)."""
+    return not any(tokens.clause_start(k) for k in range(j + 1, i + 1))
 
 
 def verb_number(word: str) -> str | None:
@@ -83,7 +93,12 @@ class GermanPronouns:
         lower = tokens.lower(i)
         if lower == "sein" and not self._before_noun(tokens, i):
             return None  # the verb "sein"
-        if self.agreement and self._referent(tokens, i, refs, "mn") in ("mx", "nx"):
+        referent = (
+            self._referent(tokens, i, refs, "mn", possessive=True) if self.agreement else None
+        )
+        if referent in ("mx", "nx", "np"):
+            # Of a thing, or of a neuter person whose counterpart is masculine ("das
+            # Mädchen ... sein Buch" -> "der Junge ... sein Buch"): sein stays.
             return self._possessive(tokens, i, "sein", possessive_slots)
         return self._possessive(tokens, i, "ihr", possessive_slots)
 
@@ -135,10 +150,10 @@ class GermanPronouns:
             if self._referent(tokens, i, refs, "f") == "fx":
                 return None
             return tokens.edit(i, "ihm", "pronoun")
-        referent = self._referent(tokens, i, refs, "f?")
+        referent = self._referent(tokens, i, refs, "f?", possessive=True)
         if referent is None:
             self._skip(tokens, i, "ambiguous ihr", skipped)
-        if referent != "fp":
+        if referent not in ("fp", "np"):
             # Her/their of a non-person, or unresolved: the stem stays; the ending still
             # follows a swapped noun ("ihr Arzt" -> "ihre Ärztin").
             return self._possessive(tokens, i, "ihr", possessive_slots)
@@ -177,7 +192,7 @@ class GermanPronouns:
         opener = i
         while opener > 0 and not tokens.clause_start(opener):
             opener -= 1
-        if tokens.lower(opener) in SUBORDINATORS or tokens.lower(opener) in ("der", "die"):
+        if tokens.lower(opener) in SUBORDINATORS or tokens.lower(opener) in _RELATIVES:
             last = i + 1
             while last + 1 < len(tokens.words) and not tokens.clause_start(last + 1):
                 last += 1
@@ -192,19 +207,25 @@ class GermanPronouns:
             return "nom"
         return "acc"
 
-    def _referent(self, tokens: Tokens, i: int, refs: dict[int, str], want: str) -> str | None:
+    def _referent(
+        self, tokens: Tokens, i: int, refs: dict[int, str], want: str, *, possessive: bool = False
+    ) -> str | None:
         """Nearest earlier referent compatible with a pronoun of ``want`` gender.
 
         ``want``: ``m`` (er/ihn/ihm), ``mn`` (sein-: masculine or neuter), ``f``
-        (singular sie/ihr), ``f?`` (sie/ihr of unknown number). Returns ``mp``/``fp`` (a
+        (singular sie/ihr), ``f?`` (sie/ihr of unknown number). ``possessive``: the
+        pronoun is a possessive, for which a person owned through a possessive earlier in
+        its clause is no possessor (*Sie half ihren Brüdern und ihren Schwestern*).
+        Returns ``mp``/``fp`` (a
         person), ``mx``/``nx``/``fx`` (a non-person noun phrase that can be masculine /
         is neuter / feminine), ``pl`` (plural) or None.
         """
         accept = {
             "m": ("mp", "mx"),
-            "mn": ("mp", "mx", "nx"),
-            "f": ("fp", "fx"),
-            "f?": ("fp", "fx", "pl"),
+            "mn": ("mp", "mx", "nx", "np"),
+            # A neuter person ("das Mädchen", "np") is referred to by "sie"/"ihr" as well.
+            "f": ("fp", "fx", "np"),
+            "f?": ("fp", "fx", "pl", "np"),
         }[want]
         # Which words head a non-person phrase does not change within a document: each
         # pronoun's search reuses what earlier ones found.
@@ -212,6 +233,8 @@ class GermanPronouns:
         words = tokens.words
         for j in range(i - 1, max(-1, i - _WINDOW), -1):
             kind = refs.get(j)
+            if kind and possessive and self._possessed(tokens, j) and same_clause(tokens, j, i):
+                continue
             if not kind:
                 # A possessive right after a noun is its attribute and cannot refer to it:
                 # in "das Auto seines Nachbarn", "seines" is not the car's.
@@ -223,6 +246,13 @@ class GermanPronouns:
                     kind = non_person[j]
                 else:
                     kind = non_person[j] = self._non_person(tokens, j)
+                if kind and kind[-1] == "~":
+                    # A thing owned through a possessive ("sein Buch") in the pronoun's
+                    # clause is no possessor of a later possessive there: "Der Vater gab
+                    # seinem Sohn sein Buch und seiner Tochter ..." is still the father's.
+                    if same_clause(tokens, j, i):
+                        continue
+                    kind = kind[:-1]
             if kind in accept:
                 return kind
         return None
@@ -235,21 +265,43 @@ class GermanPronouns:
         k = j - 1
         while k >= 0 and tokens.adjacent(k + 1):
             if not (tokens.words[k].islower() or tokens.sentence_start(k)):
+                if is_place_adjective(tokens.words[k]):
+                    k -= 1  # "der Berliner Senat": an invariant adjective
+                    continue
                 return None
             parsed = parse_article(tokens.lower(k))
             if parsed is not None:
                 if tokens.adjacent(k) and tokens.lower(k - 1) in PREPOSITIONS:
                     return None
-                genders = {slot[0] for slot in parsed[2]}
-                if tokens.lower(k) == "der" and tokens.words[k - 1][:1].isupper() and k > 0:
-                    return "fx"  # "der Vorsitzende der Partei": a genitive attribute
-                if genders == {"n"}:
-                    return "nx"  # "das Urteil": a referent for sein, never for er
-                if tokens.lower(k) == "der" or genders <= {"m", "n"}:
-                    return "mx"
-                return "fx" if genders <= {"f", "x"} else None
+                if parsed[0] == "ein" and parsed[1] in ("sein", "ihr"):
+                    kind = self._article_gender(tokens, k, parsed)
+                    return kind + "~" if kind else None
+                return self._article_gender(tokens, k, parsed)
             k -= 1
         return None
+
+    @staticmethod
+    def _possessed(tokens: Tokens, j: int) -> bool:
+        """Noun ``j`` has a possessive article word (*ihren Brüdern*, *seinem alten Freund*)."""
+        k = j - 1
+        while k >= 0 and tokens.adjacent(k + 1) and tokens.words[k].islower():
+            parsed = parse_article(tokens.lowers[k])
+            if parsed is not None:
+                return parsed[0] == "ein" and parsed[1] in ("sein", "ihr")
+            k -= 1
+        return False
+
+    @staticmethod
+    def _article_gender(tokens: Tokens, k: int, parsed: tuple) -> str | None:
+        """``mx``/``nx``/``fx``: the gender article word ``k`` gives its phrase."""
+        genders = {slot[0] for slot in parsed[2]}
+        if tokens.lower(k) == "der" and tokens.words[k - 1][:1].isupper() and k > 0:
+            return "fx"  # "der Vorsitzende der Partei": a genitive attribute
+        if genders == {"n"}:
+            return "nx"  # "das Urteil": a referent for sein, never for er
+        if tokens.lower(k) == "der" or genders <= {"m", "n"}:
+            return "mx"
+        return "fx" if genders <= {"f", "x"} else None
 
     def _skip(self, tokens: Tokens, i: int, reason: str, skipped: list[Skip] | None) -> None:
         if skipped is not None:
