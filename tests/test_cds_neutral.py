@@ -328,6 +328,7 @@ def test_command_writes_the_neutral_corpus(corpus, tmp_path, capsys):
         (["--forms", "neutral", "--language", "de"], "only these languages have: en"),
         (["--forms", "neutral", "--neutral-pronouns", "zee"], "Did you mean 'ze'?"),
         (["--neutral-pronouns", "xe"], "--neutral-pronouns applies to neutral rewriting"),
+        (["--forms", "neutral", "--word-pairs", "pairs.tsv"], "which --forms neutral does not use"),
     ],
 )
 def test_command_bad_forms_are_one_line(corpus, tmp_path, capsys, flags, message):

@@ -162,6 +162,11 @@ def run(args: argparse.Namespace) -> int:
 
     language_class(args.language)  # an unknown code: did-you-mean, before anything is read
     args.gender_forms = gender_forms(args)
+    if args.forms == "neutral" and (args.word_pairs or args.name_pairs):
+        raise CdsbiasError(
+            "--word-pairs and --name-pairs replace the binary swap's lists, which --forms "
+            "neutral does not use; drop them or use --forms binary+neutral"
+        )
     if args.language != "en" and (args.word_pairs or args.name_pairs):
         raise CdsbiasError(
             "--word-pairs and --name-pairs replace the English lists; drop them with "
