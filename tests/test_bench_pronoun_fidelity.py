@@ -192,3 +192,8 @@ def test_card_and_tracker_table(tiny):
     card = benchmark.card_section(None, Snapshot(10, result.metrics, result.summary))
     assert "| xe |" in card and "misgendering" in card
     assert not math.isnan(result.metrics["accuracy_neutral"])
+
+
+def test_a_vocabulary_without_the_forms_is_one_clear_error(tiny_bert):
+    with pytest.raises(CdsbiasError, match=r"pronoun_fidelity: Target word .* unknown token"):
+        _benchmark().evaluate(MaskedLMScorer.from_pretrained(str(tiny_bert)))

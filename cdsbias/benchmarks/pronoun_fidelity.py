@@ -131,7 +131,14 @@ class PronounFidelity(Benchmark):
                 form = family.form(row.case)
                 sentences.append(row.sentence)
                 targets.append(form[:1].upper() + form[1:] if row.capitalized else form)
-        scores = scorer.target_log_probs(sentences, targets).reshape(len(rows), len(FAMILIES))
+        try:
+            scores = scorer.target_log_probs(sentences, targets)
+        except CdsbiasError as exc:
+            raise CdsbiasError(
+                f"{self.name}: {exc} Every family's forms must be writable, in pieces if need "
+                "be: use a model whose vocabulary covers English text (not a toy vocabulary)."
+            ) from None
+        scores = scores.reshape(len(rows), len(FAMILIES))
         out = rows.reset_index(drop=True).copy()
         for column, family in enumerate(FAMILIES):
             out[f"log_prob_{family}"] = scores[:, column]
