@@ -347,3 +347,16 @@ def test_recipe_keys_are_validated_before_any_work():
         load_recipe(SMOKE, ["gender_forms=neutral", "cds_language=de"])
     with pytest.raises(CdsbiasError, match="Did you mean 'neutral'"):
         load_recipe(SMOKE, ["gender_forms=nutral"])
+
+
+def test_training_mapper_follows_the_recipe_keys():
+    from cdsbias.train.config import CDSConfig
+    from cdsbias.train.data import counterfactual_mapper
+
+    neutral = counterfactual_mapper(CDSConfig(cds_probability=1.0, gender_forms="neutral"), [])
+    assert neutral({"text": ["He is a nurse."]})["text"] == ["They are a nurse."]
+    xe = CDSConfig(cds_probability=1.0, gender_forms="neutral", neutral_pronouns="xe")
+    assert counterfactual_mapper(xe, [])({"text": ["He is a nurse."]})["text"] == ["Xe is a nurse."]
+    binary = counterfactual_mapper(CDSConfig(cds_probability=1.0), [])
+    assert "gender_forms" not in binary.__getstate__()  # the binary fingerprint is unchanged
+    assert binary({"text": ["He is a nurse."]})["text"] == ["She is a nurse."]
