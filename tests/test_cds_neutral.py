@@ -49,6 +49,8 @@ NEUTRAL = EnglishNeutral()
         ("She’s got it.", "They’ve got it."),
         ("He's finished the report.", "They've finished the report."),
         ("He's expected soon.", "They're expected soon."),
+        ("He's continued to fight.", "They've continued to fight."),
+        ("She's co-written a song.", "They've co-written a song."),
         ("He'd stay.", "They'd stay."),
         ("She'll go.", "They'll go."),
     ],

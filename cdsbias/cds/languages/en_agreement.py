@@ -156,6 +156,8 @@ def contraction_is_has(text: str, tokens: list[Token], index: int) -> bool:
         position += 1
     if position >= len(tokens):
         return False
+    if position + 1 < len(tokens) and _gap(text, tokens, position, position + 1) == "-":
+        position += 1  # "she's co-written": the participle is the last part
     lower = tokens[position][2].lower()
     if lower in HAS_PARTICIPLES:
         return True
