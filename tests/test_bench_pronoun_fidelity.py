@@ -197,3 +197,14 @@ def test_card_and_tracker_table(tiny):
 def test_a_vocabulary_without_the_forms_is_one_clear_error(tiny_bert):
     with pytest.raises(CdsbiasError, match=r"pronoun_fidelity: Target word .* unknown token"):
         _benchmark().evaluate(MaskedLMScorer.from_pretrained(str(tiny_bert)))
+
+
+def test_families_option_narrows_rows_and_candidates(tiny):
+    model, tokenizer = tiny
+    benchmark = _benchmark(families=["he", "she", "they"])
+    result = benchmark.evaluate(MaskedLMScorer(model, tokenizer))
+    assert len(result.rows) == 5 * 3 * 3
+    assert not any(column.startswith("log_prob_xe") for column in result.rows.columns)
+    hand = _hand_scores(model, tokenizer, benchmark.rows)
+    predicted = [max(("he", "she", "they"), key=scores.get) for scores in hand]
+    assert list(result.rows["predicted"]) == predicted

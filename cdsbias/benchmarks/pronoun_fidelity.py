@@ -4,8 +4,10 @@ MISGENDERED's task (Hossain et al. 2023, "MISGENDERED: Limits of Large Language 
 Understanding Pronouns", ACL 2023; github.com/tamannahossainkay/misgendered) for masked
 language models: a sentence declares a person's pronoun family ("Casey's pronouns are
 xe/xem/xyr."), a later sentence masks one of their pronouns, and the model picks among the
-forms *every* family has for that case (nominative: he, she, they, xe, ze, ey; reflexive:
-himself, herself, themself, xemself, hirself, emself; ...; cdsbias.cds.pronoun_families)::
+forms *every* family of the evaluation has for that case (by default all six; nominative:
+he, she, they, xe, ze, ey; reflexive: himself, herself, themself, xemself, hirself,
+emself; ...; cdsbias.cds.pronoun_families; option ``families`` narrows the set, e.g. for a
+vocabulary that cannot spell *xe*)::
 
     score(row, f)  = ln P(form_f(case) | sentence)      (chain rule for multi-piece forms)
     prediction     = argmax_f score(row, f)              (ties: the first family in order)
@@ -56,9 +58,10 @@ class PronounFidelityOptions:
     families: list[str] = field(
         default_factory=lambda: list(FAMILIES),
         metadata={
-            "help": "Declared families of the rows (the candidates are always all six): "
+            "help": "The families of the evaluation, each declared by its rows and each a "
+            "candidate at every mask (default all six: "
             + ", ".join(FAMILIES)
-            + "."
+            + "); leave out those a model's vocabulary cannot spell."
         },
     )
 
@@ -126,8 +129,9 @@ class PronounFidelity(Benchmark):
 
     def score(self, scorer: MaskedLMScorer, rows: pd.DataFrame) -> pd.DataFrame:
         sentences, targets = [], []
+        families = [FAMILIES[name] for name in self.options.families]
         for row in rows.itertuples(index=False):
-            for family in FAMILIES.values():
+            for family in families:
                 form = family.form(row.case)
                 sentences.append(row.sentence)
                 targets.append(form[:1].upper() + form[1:] if row.capitalized else form)
@@ -138,11 +142,11 @@ class PronounFidelity(Benchmark):
                 f"{self.name}: {exc} Every family's forms must be writable, in pieces if need "
                 "be: use a model whose vocabulary covers English text (not a toy vocabulary)."
             ) from None
-        scores = scores.reshape(len(rows), len(FAMILIES))
+        scores = scores.reshape(len(rows), len(families))
         out = rows.reset_index(drop=True).copy()
-        for column, family in enumerate(FAMILIES):
-            out[f"log_prob_{family}"] = scores[:, column]
-        out["predicted"] = [list(FAMILIES)[i] for i in np.argmax(scores, axis=1)]
+        for column, family in enumerate(families):
+            out[f"log_prob_{family.name}"] = scores[:, column]
+        out["predicted"] = [families[i].name for i in np.argmax(scores, axis=1)]
         out["correct"] = out["predicted"] == out["declared"]
         return out
 
@@ -166,7 +170,9 @@ class PronounFidelity(Benchmark):
                 summary["per_family"][family] = proportion(
                     int(correct[part].sum()), int(part.sum())
                 )
-            summary["predicted_share"][family] = float((scored["predicted"] == family).mean())
+            if family in self.options.families:
+                share = float((scored["predicted"] == family).mean())
+                summary["predicted_share"][family] = share
         for case in CASES:
             part = scored["case"] == case
             if part.any():
