@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo demo-de demo-da demo-downstream methods methods-posthoc test test-slow test-integration test-all lint format clean
+.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral methods methods-posthoc test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -85,6 +85,18 @@ demo-da: $(STAMP)
 	$(call LANG_DEMO_RUN,da,Danish,DaWinoBias and ABC)
 	@echo "== 4/4 the measure that sees the Danish bias: ln P(han)/P(hun) by occupation"
 	$(PY) scripts/danish_pronoun_probe.py $(DEMO_DIR)-da/base $(DEMO_DIR)-da/run
+
+# Gender-neutral rewriting's known-answer demo (docs/demo.md): the demo model with the
+# language demos' budget, fine-tuned on occupational text rewritten to singular they
+# (gender_forms: neutral), pronoun_fidelity and BEC-Pro at every checkpoint.
+demo-neutral: $(STAMP)
+	@echo "== 1/3 demo model (cached in $(DEMO_DIR)-neutral/base)"
+	$(CDSBIAS) demo-model $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-neutral/base
+	@echo "== 2/3 neutral CDS fine-tuning (he/she -> they), pronoun_fidelity at every checkpoint"
+	$(LANG_DEMO_TRAIN) recipes/demo_neutral.yaml output_dir=$(DEMO_DIR)-neutral/run \
+		model_name_or_path=$(DEMO_DIR)-neutral/base overwrite_output_dir=true $(LANG_BIAS_DATA)
+	@echo "== 3/3 before / after: they up, misgendering down, xe/ze/ey unchanged"
+	$(CDSBIAS) report $(DEMO_DIR)-neutral/run
 
 # docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
 # base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every

@@ -47,6 +47,7 @@ FIXTURES = {
     "crows_pairs": (ASSETS / "crows_pairs" / "crows_pairs_mini.csv", {}),
     "stereoset": (ASSETS / "stereoset" / "stereoset_mini.jsonl", {"n_resamples": 50}),
     "seat": (ASSETS / "seat", {"tests": ["mini-career", "mini-science"]}),
+    "pronoun_fidelity": (ASSETS / "pronoun_fidelity", {}),
 }
 #: name -> a list for the benchmarks whose ``scoring`` takes several (cdsbias/benchmarks/
 #: scorings.py): the contract holds for that run too.

@@ -55,7 +55,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.base import Benchmark, Metric, register
@@ -66,6 +65,7 @@ from cdsbias.benchmarks.crows_pairs_data import (  # noqa: F401 (its reader, re-
     REQUIRED,
     read_crows_csv,
 )
+from cdsbias.benchmarks.stats import wilson_interval
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
@@ -103,18 +103,6 @@ def token_spans(
 
 def _percent(count: int, total: int) -> float:
     return 100.0 * count / total if total else math.nan
-
-
-def wilson_interval(successes: int, total: int) -> list[float]:
-    """Wilson score 95% interval of a proportion, in percent (NaN without data).
-
-    :func:`scipy.stats.binomtest` ``.proportion_ci(method="wilson")`` (exactly 0 or 100 at
-    0 or ``total`` successes), scaled to percent like the metric it brackets.
-    """
-    if total == 0:
-        return [math.nan, math.nan]  # binomtest needs at least one trial
-    ci = binomtest(successes, total).proportion_ci(confidence_level=0.95, method="wilson")
-    return [100 * float(ci.low), 100 * float(ci.high)]
 
 
 def crows_metrics(scored: pd.DataFrame) -> dict[str, Any]:

@@ -391,3 +391,15 @@ def bootstrap_log2_ratio_ci(
         return math.nan, math.nan
     low, high = np.percentile(np.log2(valid), [2.5, 97.5])
     return float(low), float(high)
+
+
+def wilson_interval(successes: int, total: int) -> list[float]:
+    """Wilson score 95% interval of a proportion, in percent (NaN without data).
+
+    :func:`scipy.stats.binomtest` ``.proportion_ci(method="wilson")`` (exactly 0 or 100 at
+    0 or ``total`` successes), scaled to percent like the metric it brackets.
+    """
+    if total == 0:
+        return [math.nan, math.nan]  # binomtest needs at least one trial
+    ci = stats.binomtest(successes, total).proportion_ci(confidence_level=0.95, method="wilson")
+    return [100 * float(ci.low), 100 * float(ci.high)]

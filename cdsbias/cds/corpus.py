@@ -23,6 +23,7 @@ from cdsbias.errors import CdsbiasError
 
 if TYPE_CHECKING:
     from cdsbias.cds.edits import Edit
+    from cdsbias.cds.forms import GenderForms
     from cdsbias.cds.languages.base import Language, Skip
     from cdsbias.cds.wordlists import WordLists
 
@@ -93,6 +94,9 @@ class CounterfactualMapper:
         language_option: How the user chose the language, named in that warning.
         language_options: Passed to the language's constructor, e.g. ``{"agreement":
             False}`` for German's naive variant.
+        gender_forms: Binary (None, the default), neutral or both (cdsbias.cds.forms).
+            With ``binary+neutral`` in ``cda`` mode each row is followed by both its
+            binary and its neutral counterfactual.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class CounterfactualMapper:
         language: str = "en",
         language_option: str = "cds_language",
         language_options: dict[str, Any] | None = None,
+        gender_forms: GenderForms | None = None,
     ) -> None:
         validate_settings(mode, probability)
         self.column = column
@@ -137,6 +142,9 @@ class CounterfactualMapper:
             self.language_option = language_option
         if language_options:
             self.language_options = dict(language_options)
+        if gender_forms is not None and gender_forms.neutral:
+            gender_forms.validate(language)  # a bad setting fails here, not in a worker
+            self.gender_forms = gender_forms
         self._substituter = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -159,6 +167,9 @@ class CounterfactualMapper:
             if getattr(self, "wordlists", None) is not None:
                 options["wordlists"] = self.wordlists
             options.update(getattr(self, "language_options", {}))
+            if getattr(self, "gender_forms", None) is not None:
+                options["gender_forms"] = self.gender_forms
+                options["seed"] = self.seed
             self._substituter = build_substituter(
                 names=self.names,
                 analyzer=self.analyzer,
@@ -203,6 +214,9 @@ class CounterfactualMapper:
             if self.id_column
             else [text_key(text) for text in texts]
         )
+        forms = getattr(self, "gender_forms", None)
+        if self.mode == "cda" and forms is not None and forms.forms == "binary+neutral":
+            return self._both_forms(batch, texts)
         if self.mode == "cds":
             chosen = [should_substitute(self.seed, key, self.probability) for key in keys]
         else:
@@ -250,6 +264,24 @@ class CounterfactualMapper:
             output["counterfactual"].extend([False, True])
             if report:
                 output[REPORT_COLUMN].extend([records[row], ""])
+        return output
+
+    def _both_forms(self, batch: dict[str, list[Any]], texts: list[str]) -> dict[str, list[Any]]:
+        """CDA with ``binary+neutral``: each row, then its binary and its neutral copy."""
+        both = [self.substituter.both(text) for text in texts]  # type: ignore[attr-defined]
+        report = getattr(self, "report", False)
+        output: dict[str, list[Any]] = {name: [] for name in batch}
+        output["counterfactual"] = []
+        if report:
+            output[REPORT_COLUMN] = []
+        for row, (text, (binary, neutral)) in enumerate(zip(texts, both, strict=True)):
+            for name, values in batch.items():
+                output[name].extend([values[row]] * 3)
+            output[self.column][-2:] = [apply_edits(text, binary), apply_edits(text, neutral)]
+            output["counterfactual"].extend([False, True, True])
+            if report:
+                record = self._record(text, binary + neutral, True, [])
+                output[REPORT_COLUMN].extend([record, "", ""])
         return output
 
 

@@ -11,6 +11,13 @@ Two measures per phenomenon:
   (a word of ``source`` that differs from ``expected`` or from the output, compared
   position by position), the share the output gets right.
 
+For rewriting that changes the number of words (gender-neutral English: *she's* ->
+*they've*, *policeman* -> *police officer*), ``rewrite_figures`` gives the **word error
+rate** (WER: the word-level Levenshtein distance between output and expected, summed over
+the sentences and divided by the expected sentences' words, as in speech recognition;
+words and punctuation marks count as tokens, *they've* is three), on the sentences with
+gendered words, and how many ``unchanged`` sentences the rules changed at all.
+
 A first name counts as right when the output uses *any* name of the other gender (the
 gold set cannot know which partner the name list picks): ``expected`` names one such name,
 and an output name of the same gender as that one is accepted, genitive ``-s`` included.
@@ -175,3 +182,48 @@ def format_scores(scores: dict[str, GoldScore]) -> str:
             f"{score.words_correct}/{score.words} ({score.word_accuracy:.1%}) |"
         )
     return "\n".join(lines)
+
+
+_TOKENS = re.compile(r"[^\W_]+|[^\w\s]")
+
+
+def word_errors(output: str, expected: str) -> int:
+    """The word-level Levenshtein distance (substitutions, insertions, deletions) between
+    ``output`` and ``expected``, tokens as in ``rewrite_figures``."""
+    produced, wanted = _TOKENS.findall(output), _TOKENS.findall(expected)
+    previous = list(range(len(wanted) + 1))
+    for i, token in enumerate(produced, 1):
+        current = [i]
+        for j, target in enumerate(wanted, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (token != target))
+            )
+        previous = current
+    return previous[-1]
+
+
+def rewrite_figures(language: Language, rows: list[GoldRow]) -> dict[str, float]:
+    """Exact-sentence rate and WER on the rows with gendered words, and the number of
+    ``unchanged`` rows the rules changed (module docstring).
+
+    Returns:
+        ``sentences``, ``exact``, ``exact_rate``, ``errors``, ``words``, ``wer`` (over the
+        rows with gendered words), ``unchanged`` and ``unchanged_changed``.
+    """
+    figures = dict.fromkeys(
+        ("sentences", "exact", "errors", "words", "unchanged", "unchanged_changed"), 0
+    )
+    for row in rows:
+        output = language.substitute(row.source)
+        if row.phenomenon == UNCHANGED:
+            figures["unchanged"] += 1
+            figures["unchanged_changed"] += output != row.source
+            continue
+        figures["sentences"] += 1
+        figures["exact"] += output == row.expected
+        figures["errors"] += word_errors(output, row.expected)
+        figures["words"] += len(_TOKENS.findall(row.expected))
+    result: dict[str, float] = dict(figures)
+    result["exact_rate"] = figures["exact"] / figures["sentences"] if figures["sentences"] else 1.0
+    result["wer"] = figures["errors"] / figures["words"] if figures["words"] else 0.0
+    return result

@@ -27,12 +27,15 @@ installed in the development environment.)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdsbias.cds.languages import DEFAULT_LANGUAGE, Language, get_language
 from cdsbias.cds.languages.en_analysis import Analysis
 from cdsbias.cds.languages.en_names import GIVEN_NAME_TITLES, SURNAME_TITLES
 from cdsbias.errors import CdsbiasError
+
+if TYPE_CHECKING:
+    from cdsbias.cds.forms import GenderForms
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm"
 ANALYZERS = ("rules", "spacy", "auto")
@@ -129,6 +132,8 @@ def build_substituter(
     analyzer: str = "rules",
     spacy_model: str = DEFAULT_SPACY_MODEL,
     language: str = DEFAULT_LANGUAGE,
+    gender_forms: GenderForms | None = None,
+    seed: int = 0,
     **kwargs: Any,
 ) -> Language:
     """Builds a language's engine with the requested analyser.
@@ -140,8 +145,18 @@ def build_substituter(
             languages always use their rules (``"auto"``) or refuse ``"spacy"``.
         spacy_model: spaCy model package name.
         language: The CDS language code (cdsbias.cds.languages.LANGUAGES).
+        gender_forms: Binary (default, None), neutral or both (cdsbias.cds.forms).
+        seed: Seed of the per-document choice of ``binary+neutral``.
         **kwargs: Passed to the language (English: ``wordlists``).
     """
+    if gender_forms is not None and gender_forms.neutral:
+        from cdsbias.cds.forms import apply_forms
+
+        gender_forms.validate(language)  # before any spaCy model is loaded
+        binary = build_substituter(
+            names=names, analyzer=analyzer, spacy_model=spacy_model, language=language, **kwargs
+        )
+        return apply_forms(binary, gender_forms, seed=seed)
     if analyzer not in ANALYZERS:
         raise CdsbiasError(f"Unknown analyser '{analyzer}'; use one of: {', '.join(ANALYZERS)}")
     if language != "en":

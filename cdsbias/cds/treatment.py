@@ -39,6 +39,9 @@ class CorpusTreatment:
         self.probability = float(values.get("cds_probability", DEFAULT_PROBABILITY))
         self.names = values.get("cds_names", True) is not False
         self.language = values.get("cds_language", "en")
+        #: ``binary``, ``neutral`` or ``binary+neutral`` (cdsbias.cds.forms).
+        self.forms = values.get("gender_forms", "binary")
+        self.neutral_pronouns = values.get("neutral_pronouns", "they")
 
     @property
     def label(self) -> str:
@@ -46,6 +49,8 @@ class CorpusTreatment:
         if self.mode == "none":
             return "original text"
         text = f"CDS p={self.probability}" if self.mode == "cds" else "CDA"
+        if self.forms != "binary":
+            text += f" {self.forms} ({self.neutral_pronouns})"
         return text + ("" if self.names else " (no names)")
 
     @property
@@ -81,6 +86,17 @@ class CorpusTreatment:
             swapped += f" ({', '.join(examples)}, ...)"
         if language.code != "en":
             swapped += f" with the {language.name} rules"
+        if self.forms != "binary":
+            neutral = (
+                f"gendered pronouns were rewritten to the neutral '{self.neutral_pronouns}' "
+                "family with verb agreement (docs/cds.md)"
+            )
+            swapped = (
+                neutral
+                if self.forms == "neutral"
+                else f"{swapped}, or (each document by a seeded coin; both copies under CDA) "
+                f"{neutral}"
+            )
         if self.mode == "cda":
             return (
                 f"trained with **counterfactual data augmentation** (CDA, two-sided as in "

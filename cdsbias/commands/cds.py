@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
+
+if TYPE_CHECKING:
+    from cdsbias.cds.forms import GenderForms
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,10 +101,58 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="language of the text, whose rules swap it: en (default), da, ... (the recipe "
         "key cds_language)",
     )
+    add_forms_arguments(parser)
     parser.add_argument("--word-pairs", type=Path, help="custom male<TAB>female word list")
     parser.add_argument("--name-pairs", type=Path, help="custom male<TAB>female name list")
     parser.add_argument("--report", type=Path, help="report path (default OUTPUT.report.json)")
     parser.set_defaults(func=run)
+
+
+def add_forms_arguments(parser: argparse.ArgumentParser) -> None:
+    """The gender-form flags (cdsbias.cds.forms; the recipe keys gender_forms, neutral_*)."""
+    parser.add_argument(
+        "--forms",
+        default="binary",
+        metavar="FORMS",
+        help="binary (default: swap he<->she), neutral (he/she -> they or a neopronoun) or "
+        "binary+neutral (each document one or the other; both with --mode cda)",
+    )
+    parser.add_argument(
+        "--neutral-pronouns",
+        default="they",
+        metavar="FAMILY",
+        help="neutral pronoun family: they (default), xe, ze or ey",
+    )
+    parser.add_argument(
+        "--neutral-reflexive",
+        default="themself",
+        metavar="FORM",
+        help="reflexive of singular they: themself (default) or themselves",
+    )
+    for flag, text in (
+        ("nouns", "also rewrite gendered person nouns (chairman -> chair)"),
+        ("kinship", "with --neutral-nouns, also kinship terms (mother -> parent)"),
+        ("names", "replace given names by unisex names"),
+    ):
+        parser.add_argument(
+            f"--neutral-{flag}", action=argparse.BooleanOptionalAction, default=False, help=text
+        )
+
+
+def gender_forms(args: argparse.Namespace) -> GenderForms | None:
+    """The validated gender-form settings of the command line; None for binary."""
+    from cdsbias.cds.forms import GenderForms
+
+    forms = GenderForms(
+        forms=args.forms,
+        pronouns=args.neutral_pronouns,
+        reflexive=args.neutral_reflexive,
+        nouns=args.neutral_nouns,
+        kinship=args.neutral_kinship,
+        names=args.neutral_names,
+    )
+    forms.validate(args.language, prefix="--")
+    return forms if forms.neutral else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,6 +161,12 @@ def run(args: argparse.Namespace) -> int:
     from cdsbias.errors import CdsbiasError
 
     language_class(args.language)  # an unknown code: did-you-mean, before anything is read
+    args.gender_forms = gender_forms(args)
+    if args.forms == "neutral" and (args.word_pairs or args.name_pairs):
+        raise CdsbiasError(
+            "--word-pairs and --name-pairs replace the binary swap's lists, which --forms "
+            "neutral does not use; drop them or use --forms binary+neutral"
+        )
     if args.language != "en" and (args.word_pairs or args.name_pairs):
         raise CdsbiasError(
             "--word-pairs and --name-pairs replace the English lists; drop them with "
@@ -149,6 +207,8 @@ def run_gap(args: argparse.Namespace) -> int:
         analyzer=args.analyzer,
         spacy_model=args.spacy_model,
         language=args.language,
+        gender_forms=args.gender_forms,
+        seed=args.seed,
         **({"wordlists": wordlists} if args.language == "en" else {}),
     )
     check_language((row["Text"] for row in table.rows), args.language, option="--language")
@@ -163,6 +223,7 @@ def run_gap(args: argparse.Namespace) -> int:
         "names": args.names,
         "language": args.language,
         "analyzer": substituter.method,
+        **_forms_settings(args),
     }
     report_text = report.to_json(settings=settings)
     atomic_write_text(args.out, format_gap(output))
@@ -246,6 +307,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             report=True,
             language=args.language,
             language_option="--language",
+            gender_forms=args.gender_forms,
         )
         method = mapper.substituter.method  # a missing spaCy model fails here, not in a worker
         mapped = corpus.map(
@@ -269,6 +331,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             "names": args.names,
             "language": args.language,
             "analyzer": method,
+            **_forms_settings(args),
         }
         write_corpus(output, args.out)
         atomic_write_text(report_path, report.to_json(settings=settings))
@@ -283,3 +346,8 @@ def run_corpus(args: argparse.Namespace) -> int:
     )
     print(report.summary(mapper.substituter))
     return 0
+
+
+def _forms_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The report's gender-form settings; none for binary, so its report is as before."""
+    return {"gender_forms": args.gender_forms.to_dict()} if args.gender_forms else {}

@@ -22,6 +22,7 @@ import yaml
 
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
+from cdsbias.cds.forms import GenderForms
 from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
@@ -203,6 +204,42 @@ class CDSConfig:
             "with them (Zmigrod et al. 2019's baseline; docs/cds_german.md)."
         },
     )
+    gender_forms: str = field(
+        default="binary",
+        metadata={
+            "help": "binary (swap he<->she), neutral (he/she -> they or a neopronoun, with "
+            "verb agreement; English) or binary+neutral (each document one or the other, "
+            "both with cds_mode: cda); cdsbias.cds.forms, docs/cds.md."
+        },
+    )
+    neutral_pronouns: str = field(
+        default="they", metadata={"help": "Neutral pronoun family: they, xe, ze or ey."}
+    )
+    neutral_reflexive: str = field(
+        default="themself", metadata={"help": "Reflexive of singular they: themself or themselves."}
+    )
+    neutral_nouns: bool = field(
+        default=False,
+        metadata={"help": "Neutral rewriting also rewrites person nouns (chairman -> chair)."},
+    )
+    neutral_kinship: bool = field(
+        default=False,
+        metadata={"help": "With neutral_nouns, also kinship terms (mother -> parent)."},
+    )
+    neutral_names: bool = field(
+        default=False, metadata={"help": "Neutral rewriting replaces given names by unisex names."}
+    )
+
+    def forms(self) -> GenderForms:
+        """The gender-form settings (cdsbias.cds.forms)."""
+        return GenderForms(
+            forms=self.gender_forms,
+            pronouns=self.neutral_pronouns,
+            reflexive=self.neutral_reflexive,
+            nouns=self.neutral_nouns,
+            kinship=self.neutral_kinship,
+            names=self.neutral_names,
+        )
 
 
 @dataclass

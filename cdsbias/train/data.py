@@ -177,6 +177,7 @@ def counterfactual_mapper(cds: CDSConfig, columns: Any) -> Any:
         names=cds.cds_names, id_column="id" if "id" in (columns or ()) else None,
         language=cds.cds_language,
         language_options=None if cds.cds_agreement else {"agreement": False},
+        gender_forms=cds.forms(),
     )  # fmt: skip
 
 

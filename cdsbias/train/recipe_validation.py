@@ -47,6 +47,7 @@ def validate_recipe(recipe: Any, command_line: dict[str, Any]) -> None:
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
     language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
+    cds.forms().validate(cds.cds_language)
     if not cds.cds_agreement and cds.cds_language != "de":
         raise CdsbiasError(
             f"cds_agreement: false is German's naive variant; cds_language is "
