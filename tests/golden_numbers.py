@@ -9,10 +9,12 @@ Two parts, each a set of small files under ``tests/assets/golden/``:
 * ``training/<method>.json``: the ``bias_metrics.jsonl`` points (BEC-Pro at steps 0, 3, 6,
   held-out loss) of one 6-step smoke run per training method, on one CPU thread.
 
-``scripts/golden.py`` recomputes them and prints the difference (``--write`` stores them);
-``tests/test_golden.py`` fails with the same difference. Imports stay on public entry
-points (the CLI, the benchmark registry, :func:`tiny_masked_lm`, ``tests_helpers``) so that
-moving modules does not move this file.
+``scripts/golden.py`` recomputes them and prints the difference (``--write`` stores them,
+``--kernels`` measures how far other CPU kernels move them); ``tests/test_golden.py`` fails
+with the same difference. Floats are compared to a tolerance derived from the magnitude of
+the float32 terms they are made of (:func:`tolerance`), so the files hold on any CPU.
+Imports stay on public entry points (the CLI, the benchmark registry,
+:func:`tiny_masked_lm`, ``tests_helpers``) so that moving modules does not move this file.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import csv
 import io
 import json
 import math
+import statistics
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -53,6 +56,15 @@ LOGPROB_SCALE = 40.0
 #: the 1e-3 * scale of a deliberate change (K * EPS32 = 1e-3 at K = 8389).
 K_BENCHMARK = 64
 K_TRAINING = 64
+#: Wilcoxon signed-rank statistics (BEC-Pro's, N = :data:`WILCOXON_N` pairs per test) rank
+#: the |differences|; two of them within rounding of each other swap ranks from CPU to CPU
+#: and the rank sum W moves by 1 per swap: z by 1 / sigma_W, r by 1 / (sigma_W sqrt(N)), a
+#: p-value by 2 phi(z) / sigma_W. Measured: one swap (a training run under SSE kernels);
+#: these may move by RANK_SWAPS swaps, their inputs (the associations) by the rounding.
+RANK_SWAPS = 4
+#: Pairs per Wilcoxon test of the golden BEC-Pro fixture (``small_becpro``: 90 per group).
+WILCOXON_N = 90
+
 # ------------------------------------------------------------------------------ models
 #: Danish pronouns added to the BERT vocabulary as whole words: ABC's GenDa Lens scoring
 #: swaps one token for another, so it runs only where ``sin``/``hans``/``hendes`` are one.
@@ -283,7 +295,28 @@ def tolerance(path: str, scale_: float, value: Any, key: str = "") -> float:
     ill-conditioned on every CPU, and its inputs, the rows, are what is held tight.
     """
     k = K_TRAINING if path.startswith("training/") else K_BENCHMARK
-    return k * rounding(scale_, value, key)
+    return k * rounding(scale_, value, key) + RANK_SWAPS * rank_swap(value, key)
+
+
+def rank_swap(value: Any, key: str) -> float:
+    """How far one swap of two adjacent ranks moves the Wilcoxon number ``value`` at ``key``
+    (0 for anything else; :data:`RANK_SWAPS`)."""
+    number = _number(value)
+    if "wilcoxon" not in key or number is None or not math.isfinite(number):
+        return 0.0
+    n = WILCOXON_N
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)  # the rank sum's, without ties
+    if key.endswith(".statistic"):
+        return 1.0
+    if key.endswith(".z"):
+        return 1 / sigma
+    if key.endswith(".r") or "wilcoxon_r_" in key:
+        return 1 / (sigma * math.sqrt(n))
+    if key.endswith((".p_value", ".p_holm")) or "wilcoxon_p" in key:
+        z = statistics.NormalDist().inv_cdf(1 - min(max(number, 1e-300), 1.0) / 2)
+        holm = 3 if key.endswith(".p_holm") else 1  # Holm multiplies by up to 3 groups
+        return holm * 2 * statistics.NormalDist().pdf(z) / sigma
+    return 0.0  # mean_difference, n: not rank statistics
 
 
 def rounding(scale_: float, value: Any, key: str = "") -> float:
@@ -341,19 +374,26 @@ def differences(stored: dict[str, str], now: dict[str, str]) -> list[str]:
 
 def spread(stored: dict[str, str], now: dict[str, str]) -> dict[str, tuple[float, str]]:
     """How far the floats of each file moved, in units of :func:`rounding`: path -> (the
-    largest such K, the key that moved most). The measure :data:`K_BENCHMARK` and
-    :data:`K_TRAINING` are set from (``scripts/golden.py --kernels``)."""
+    largest such K, the key that moved most); Wilcoxon numbers under ``path + " (rank
+    swaps)"``, in swaps (:func:`rank_swap`). The measure :data:`K_BENCHMARK`,
+    :data:`K_TRAINING` and :data:`RANK_SWAPS` are set from (``scripts/golden.py
+    --kernels``)."""
     moved: dict[str, tuple[float, str]] = {}
     for path in sorted(set(stored) & set(now)):
         old, new = _values(path, stored[path]), _values(path, now[path])
         size = scale(path, stored)
-        worst = (0.0, "")
+        worst = swaps = (0.0, "")
         for key in old.keys() & new.keys():
             a, b = _number(old[key]), _number(new[key])
             if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)):
                 continue
-            worst = max(worst, (abs(a - b) / rounding(size, a, key), key))
+            if rank_swap(a, key):
+                swaps = max(swaps, (abs(a - b) / rank_swap(a, key), key))
+            else:
+                worst = max(worst, (abs(a - b) / rounding(size, a, key), key))
         moved[path] = worst
+        if swaps[0]:
+            moved[f"{path} (rank swaps)"] = swaps
     return moved
 
 
