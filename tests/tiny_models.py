@@ -133,6 +133,7 @@ def tiny_masked_lm(
     heads: int = 2,
     intermediate: int | None = None,
     max_positions: int | None = None,
+    initializer_range: float | None = None,
 ) -> Path:
     """Builds, saves and returns a random masked LM with a locally trained tokenizer.
 
@@ -151,6 +152,9 @@ def tiny_masked_lm(
         heads: Attention heads.
         intermediate: Feed-forward size; default ``2 * hidden``.
         max_positions: Position embeddings (BERT family only; default 512).
+        initializer_range: Standard deviation of the random weights (the architecture's
+            default, 0.02, when None). Larger values give peaked predictions whose
+            log-probability differences are O(1) instead of O(1e-4).
 
     Returns:
         ``folder``, loadable with :func:`cdsbias.scoring.load_masked_lm`.
@@ -192,6 +196,8 @@ def tiny_masked_lm(
         if not wordpiece:
             raise CdsbiasError("max_positions is for the BERT family; drop it.")
         sizes["max_position_embeddings"] = max_positions
+    if initializer_range is not None:
+        sizes["initializer_range"] = initializer_range
     torch.manual_seed(seed)
     model = make_model(len(tokenizer), tokenizer, sizes).eval()
     with progress_bars(False):  # no "Writing model shards" bar per tiny model
