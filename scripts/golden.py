@@ -85,7 +85,9 @@ def kernels(part: str, work: Path) -> int:
         moved = golden.spread(stored, now)
         lines = golden.differences(stored, now) if now else ["nothing computed"]
         for kind in ("benchmarks", "training"):
-            worst = max((k, f"{p}: {key}") for p, (k, key) in moved.items() if p.startswith(kind))
+            # One part alone (--part) leaves the other kind without files to compare.
+            of_kind = [(k, f"{p}: {key}") for p, (k, key) in moved.items() if p.startswith(kind)]
+            worst = max(of_kind, default=(0.0, ""))
             if worst[1]:
                 print(f"{name}: {kind}: largest move {worst[0]:.1f} EPS32 * scale ({worst[1]})")
         print(f"{name}: {len(lines)} differences beyond the tolerance", *lines, sep="\n  ")
