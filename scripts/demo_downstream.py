@@ -20,18 +20,29 @@ training biographies of that gender (scrubbed: of either gender, since it cannot
 It gives TPR gaps of about +0.5 / 0 / −0.5 for the female / balanced / male occupation of
 each cluster (GAP^RMS ≈ 0.41, r(gap, % women) ≈ +1), and 0 everywhere when scrubbed.
 
-Two encoders are fine-tuned on it, each with 3 seeds, unscrubbed and scrubbed
-(``scrub: true``: names and gendered words removed, De-Arteaga et al.'s setting): the demo's
-biased base model (``cdsbias demo-model``) and its CDS fine-tuning (``recipes/demo.yaml``).
-The known-answer checks apply to the base model; the CDS model's numbers are reported as
-measured, since whether its debiasing carries into the classifier is the question.
+Two encoders are fine-tuned, each with 3 seeds: the demo's biased base model
+(``cdsbias demo-model``) and its CDS fine-tuning (``recipes/demo.yaml``), in three settings:
+
+* **unscrubbed**: the training split above;
+* **scrubbed**: the same with ``scrub: true`` (names and gendered words removed,
+  De-Arteaga et al.'s setting);
+* **balanced training**: unscrubbed, but every occupation's training biographies half women
+  (names and sentences drawn with the same seed). The fine-tuning data then holds no
+  shortcut (known answer: every gap 0), so a gap here is what the encoder brings to the
+  classifier: the channel through which the encoder's debiasing could carry. Its r(gap,
+  % women) is read against the U.S. share (the training split's is 50 % everywhere).
+
+The known-answer checks apply to the base model's unscrubbed and scrubbed runs; the CDS
+model's numbers, and the balanced setting's, are reported as measured, since whether the
+debiasing carries into the classifier is the question.
 
 Usage (``make demo-downstream`` builds both models first):
     python scripts/demo_downstream.py --base runs/demo/base --cds runs/demo/run \\
         --out runs/demo/downstream
 
-Writes ``OUT/unscrubbed/`` and ``OUT/scrubbed/`` (``cdsbias downstream`` folders),
-``OUT/data/`` and ``OUT/table.md``; exits non-zero when the base model misses a known answer.
+Writes ``OUT/unscrubbed/``, ``OUT/scrubbed/`` and ``OUT/balanced-training/``
+(``cdsbias downstream`` folders), ``OUT/data/``, ``OUT/data-balanced/`` and
+``OUT/table.md``; exits non-zero when the base model misses a known answer.
 """
 
 from __future__ import annotations
@@ -60,7 +71,13 @@ EXTRAS = (
 PRONOUNS = {0: ("he", "his"), 1: ("she", "her")}
 #: How many name pairs of ``name_pairs.tsv`` (the most frequent first) the bios use.
 NAME_PAIRS = 8
-SETTINGS = (("unscrubbed", False), ("scrubbed", True))
+#: (setting, scrub, gender shares of the training split follow the occupations'). In the
+#: balanced setting the fine-tuning data holds no shortcut, so any gap is the encoder's.
+SETTINGS = (
+    ("unscrubbed", False, True),
+    ("scrubbed", True, True),
+    ("balanced training", False, False),
+)
 
 
 @dataclass(frozen=True)
@@ -206,8 +223,11 @@ def results_table(
         "| model | setting | accuracy | TPR gap RMS | r(gap, % women) "
         "| mean gap: female / balanced / male occupations |\n|---|---|---|---|---|---|"
     )
+    from cdsbias.downstream.metrics import pearson
+
     lines = [header]
     groups = ("female", "balanced", "male")
+    us_share = {o.label: o.percent_female for o in occupations}
 
     def group_gaps(gaps: dict[int, float]) -> str:
         means = []
@@ -216,7 +236,7 @@ def results_table(
             means.append(f"{sum(values) / len(values):+.3f}" if values else "—")
         return " / ".join(means)
 
-    for setting, _ in SETTINGS:
+    for setting, *_ in SETTINGS:
         answer = known[setting]
         r = answer["tpr_gap_share_r"]
         lines.append(
@@ -225,14 +245,18 @@ def results_table(
             f"| {group_gaps(answer['gaps'])} |"
         )
     for label, model in models.items():
-        for setting, _ in SETTINGS:
+        for setting, *_ in SETTINGS:
             result = measured[setting][model]
             metrics = result["metrics"]
             gaps = {int(o): v["tpr_gap"] for o, v in result["per_group"].items()}
+            r = _cell(metrics["tpr_gap_share_r"], True)
+            if r == "—" and gaps:  # balanced training: every training share is 50 %
+                labels = sorted(gaps)
+                us_r = pearson([gaps[o] for o in labels], [us_share[o] for o in labels])
+                r = "—" if math.isnan(us_r) else f"{us_r:+.3f} (U.S. share)"
             lines.append(
                 f"| {label} | {setting} | {_cell(metrics['accuracy'])} "
-                f"| {_cell(metrics['tpr_gap_rms'])} | {_cell(metrics['tpr_gap_share_r'], True)} "
-                f"| {group_gaps(gaps)} |"
+                f"| {_cell(metrics['tpr_gap_rms'])} | {r} | {group_gaps(gaps)} |"
             )
     return "\n".join(lines)
 
@@ -257,12 +281,16 @@ def main() -> int:
     from cdsbias.downstream.runner import format_summary, run_downstream
 
     occupations = pick_occupations(args.clusters)
-    train = biographies(occupations, args.train, training=True, seed=0)
     test = biographies(occupations, args.test, training=False, seed=1)
-    data = args.out / "data"
-    write_split(data, "train", train)
-    write_split(data, "test", test)
-    (data / "occupations.json").write_text(
+    trains, folders = {}, {}
+    for skewed in (True, False):
+        # Both training splits draw names and sentences with the same seed; only the
+        # genders' shares differ.
+        trains[skewed] = biographies(occupations, args.train, training=skewed, seed=0)
+        folders[skewed] = args.out / ("data" if skewed else "data-balanced")
+        write_split(folders[skewed], "train", trains[skewed])
+        write_split(folders[skewed], "test", test)
+    (args.out / "data" / "occupations.json").write_text(
         json.dumps([o.__dict__ for o in occupations], indent=2) + "\n", encoding="utf-8"
     )
     print("occupations (label, % women, cluster):")
@@ -275,8 +303,9 @@ def main() -> int:
     models = {"base (biased)": args.base, "CDS (recipes/demo.yaml)": args.cds}
     known: dict[str, dict[str, Any]] = {}
     measured: dict[str, dict[str, dict[str, Any]]] = {}
-    for setting, scrub in SETTINGS:
+    for setting, scrub, skewed in SETTINGS:
         options = {"scrub": scrub, "n_resamples": args.n_resamples}
+        data, train = folders[skewed], trains[skewed]
         # The known answer, scored by the task's own statistics on the same test split.
         task = get_task("bias_in_bios")(options, data)
         task.load()
@@ -287,7 +316,7 @@ def main() -> int:
             frame["profession"], frame["prediction"], frame["gender"]
         ).gaps
         summary = run_downstream(
-            list(models.values()), "bias_in_bios", args.out / setting,
+            list(models.values()), "bias_in_bios", args.out / setting.replace(" ", "-"),
             seeds=tuple(range(args.seeds)), options=options, data_dir=data, config=config,
         )  # fmt: skip
         print(f"## {setting}\n\n{format_summary(summary)}")
@@ -297,7 +326,7 @@ def main() -> int:
     (args.out / "table.md").write_text(table + "\n", encoding="utf-8")
     print(table)
 
-    base = {setting: measured[setting][args.base]["metrics"] for setting, _ in SETTINGS}
+    base = {setting: measured[setting][args.base]["metrics"] for setting, *_ in SETTINGS}
     value = {s: {k: base[s][k]["value"] for k in base[s]} for s in base}
     answer = known["unscrubbed"]
     checks = [
@@ -316,12 +345,9 @@ def main() -> int:
     for text, ok, measured_value in checks:
         shown = "nan" if measured_value is None else f"{measured_value:.3f}"
         print(f"  {'ok  ' if ok else 'MISS'} {text}: {shown}")
-    cds = {s: measured[s][args.cds]["metrics"]["tpr_gap_rms"]["value"] for s, _ in SETTINGS}
-    print(
-        "does CDS carry? GAP^RMS base → CDS: unscrubbed "
-        f"{value['unscrubbed']['tpr_gap_rms']:.3f} → {cds['unscrubbed']:.3f}, scrubbed "
-        f"{value['scrubbed']['tpr_gap_rms']:.3f} → {cds['scrubbed']:.3f} (reported, not checked)"
-    )
+    cds = {s: measured[s][args.cds]["metrics"]["tpr_gap_rms"]["value"] for s, *_ in SETTINGS}
+    carried = ", ".join(f"{s} {value[s]['tpr_gap_rms']:.3f} → {cds[s]:.3f}" for s, *_ in SETTINGS)
+    print(f"does CDS carry? GAP^RMS base → CDS: {carried} (reported, not checked)")
     return 0 if all(ok for _, ok, _ in checks) else 1
 
 
