@@ -67,8 +67,10 @@ endef
 # Known-answer demo of `cdsbias downstream` (docs/demo.md, "Downstream: does the debiasing
 # carry?"): template biographies of 12 demo occupations whose gender cues follow the share of
 # women in training; the demo's base model and its CDS fine-tuning (make demo's step 4, built
-# here if missing) each fine-tuned with 3 seeds, unscrubbed and scrubbed. One thread: on the
-# shared 2-core machine two threads ran the demo model's training 30x slower than one.
+# here if missing) each fine-tuned with 3 seeds, unscrubbed, scrubbed and on gender-balanced
+# training bios. The 18 small fine-tunings run on one thread (as measured, about 8.5 min);
+# on a loaded shared machine export OMP_NUM_THREADS=1 for the model builds too: there two
+# threads trained the demo model 30x slower than one (docs/demo.md).
 DEMO_THREADS = OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1}
 demo-downstream: $(DEMO_DIR)/base/config.json $(DEMO_DIR)/run/trainer_state.json
 	$(DEMO_THREADS) $(PY) scripts/demo_downstream.py --base $(DEMO_DIR)/base \
@@ -76,7 +78,7 @@ demo-downstream: $(DEMO_DIR)/base/config.json $(DEMO_DIR)/run/trainer_state.json
 
 # make demo's step 4 (CDS fine-tuning of the demo model) as a file, for demo-downstream.
 $(DEMO_DIR)/run/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(DEMO_THREADS) WANDB_MODE=$${WANDB_MODE:-offline} $(VENV)/bin/accelerate launch --cpu \
+	WANDB_MODE=$${WANDB_MODE:-offline} $(VENV)/bin/accelerate launch --cpu \
 		--num_processes 1 --num_machines 1 --mixed_precision no --dynamo_backend no train.py \
 		recipes/demo.yaml output_dir=$(@D) model_name_or_path=$(DEMO_DIR)/base \
 		overwrite_output_dir=true $(LANG_BIAS_DATA)
@@ -120,7 +122,7 @@ methods: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(METHOD_RU
 	$(PY) scripts/methods_page.py $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS))
 
 $(DEMO_DIR)/base/config.json: | $(STAMP)
-	$(DEMO_THREADS) $(CDSBIAS) demo-model --out $(DEMO_DIR)/base
+	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base
 
 $(METHODS_DIR)/full-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
 	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 \

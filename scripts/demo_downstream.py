@@ -202,11 +202,11 @@ def write_split(folder: Path, split: str, rows: list[dict]) -> None:
 
 
 def _cell(metric: dict[str, Any], signed: bool = False) -> str:
-    value, interval = metric.get("value"), metric.get("interval") or [None, None]
+    value, interval = metric.get("value"), [metric.get("ci_low"), metric.get("ci_high")]
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     shown = f"{value:+.3f}" if signed else f"{value:.3f}"
-    if None in interval:
+    if any(v is None or math.isnan(v) for v in interval):
         return shown
     low, high = (f"{v:+.3f}" if signed else f"{v:.3f}" for v in interval)
     return f"{shown} [{low}, {high}]"
