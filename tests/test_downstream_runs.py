@@ -87,6 +87,8 @@ def test_an_unknown_downstream_task_fails_before_training(tmp_path, capsys):
     assert "Did you mean 'bias_in_bios'?" in capsys.readouterr().err
 
 
+# A whole train.py run and a fine-tuning after it: ~20 s, end to end.
+@pytest.mark.slow
 def test_train_py_runs_the_downstream_task_on_the_final_model(tmp_path, shared_data):
     out = tmp_path / "run"
     spec = json.dumps(
