@@ -13,11 +13,10 @@ the order in which documents are processed, the batch size, or ``num_proc``.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 from typing import TYPE_CHECKING, Any
 
+from cdsbias.cds.document_seed import document_rng, text_key
 from cdsbias.cds.edits import apply_edits
 from cdsbias.errors import CdsbiasError
 
@@ -43,12 +42,6 @@ def validate_settings(mode: str, probability: float) -> None:
         raise CdsbiasError(f"--probability must be in [0, 1], got {probability}")
 
 
-def document_rng(seed: int, key: str) -> random.Random:
-    """Returns a generator that depends only on ``seed`` and the document ``key``."""
-    digest = hashlib.blake2b(f"{seed}\x00{key}".encode(), digest_size=8).digest()
-    return random.Random(int.from_bytes(digest, "big"))
-
-
 def should_substitute(seed: int, key: str, probability: float) -> bool:
     """Flips the document's seeded coin; ``probability`` 1 always and 0 never substitutes."""
     if probability >= 1.0:
@@ -56,11 +49,6 @@ def should_substitute(seed: int, key: str, probability: float) -> bool:
     if probability <= 0.0:
         return False
     return document_rng(seed, key).random() < probability
-
-
-def text_key(text: str) -> str:
-    """A stable key for a document without an id: a hash of its text."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 class CounterfactualMapper:

@@ -21,7 +21,7 @@ import importlib
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from cdsbias.cds.corpus import document_rng, text_key
+from cdsbias.cds.document_seed import document_rng, text_key
 from cdsbias.cds.edits import Edit
 from cdsbias.cds.languages.base import Language, Skip
 from cdsbias.cds.pronoun_families import pronoun_family

@@ -175,7 +175,7 @@ class StreamPreparer:
         self.max_seq_length = max_seq_length
 
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        from cdsbias.cds.corpus import text_key
+        from cdsbias.cds.document_seed import text_key
 
         documents = _documents(batch, self.text_column)
         if self.mapper is not None:
