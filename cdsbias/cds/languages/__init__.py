@@ -9,12 +9,11 @@ one line in ``LANGUAGES`` plus its module and data (see base.py).
 from __future__ import annotations
 
 import importlib
-import re
 import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from cdsbias.cds.languages.base import Language, Skip
+from cdsbias.cds.languages.base import LETTERS, Language, Skip
 from cdsbias.errors import CdsbiasError, unknown_name_error
 
 #: Language code -> ``"module:Class"``.
@@ -124,7 +123,6 @@ def get_language(code: str = DEFAULT_LANGUAGE, *, names: bool = True, **options:
         raise CdsbiasError(f"could not load the {cls.name} CDS word lists: {exc}") from None
 
 
-_WORD = re.compile(r"[^\W\d_]+")
 #: Words of a corpus sample the language check reads, and how rare the chosen language's
 #: marker words must be beside another's before it warns.
 CHECK_WORDS = 20_000
@@ -150,7 +148,7 @@ def check_language(texts: Iterable[str], code: str, *, option: str = "cds_langua
     """
     words: list[str] = []
     for text in texts:
-        words.extend(word.lower() for word in _WORD.findall(text))
+        words.extend(word.lower() for word in LETTERS.findall(text))
         if len(words) >= CHECK_WORDS:
             break
     if not words:

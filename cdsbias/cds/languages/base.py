@@ -16,10 +16,15 @@ its data and that line.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
 from cdsbias.cds.edits import Edit, apply_edits
+
+#: A run of letters (no digits, no underscore): what every language's rules call a word
+#: before its own tokenisation (English adds apostrophes in WORD_PATTERN).
+LETTERS = re.compile(r"[^\W\d_]+")
 
 
 class Skip(NamedTuple):

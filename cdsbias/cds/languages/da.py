@@ -34,7 +34,7 @@ import re
 from pathlib import Path
 
 from cdsbias.cds.edits import Edit, match_case
-from cdsbias.cds.languages.base import Language, Skip
+from cdsbias.cds.languages.base import LETTERS, Language, Skip
 from cdsbias.cds.wordlists import (
     data_lines,
     load_ambiguous_names,
@@ -44,7 +44,6 @@ from cdsbias.cds.wordlists import (
 )
 from cdsbias.errors import CdsbiasError
 
-_WORD = re.compile(r"[^\W\d_]+")
 PRONOUNS = {"han": "hun", "hun": "han", "ham": "hende", "hende": "ham", "hendes": "hans"}
 _CONTEXT = load_word_sets(resource_path("da") / "context_words.txt")
 #: Before these, "mand" is a husband: "hendes mand" -> "hans kone".
@@ -168,7 +167,7 @@ class Danish(Language):
 
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
         """The Danish counterfactual's edits (rules in the module docstring)."""
-        tokens = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+        tokens = [(m.start(), m.end(), m.group()) for m in LETTERS.finditer(text)]
         edits: list[Edit] = []
         candidates = self._candidates
         name_map = self.name_map
@@ -361,7 +360,7 @@ class Danish(Language):
         known = self.known_words
         return [
             word
-            for word in _WORD.findall(text)
+            for word in LETTERS.findall(text)
             if word.islower()
             and len(word) > 5
             and word not in known

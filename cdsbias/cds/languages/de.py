@@ -51,7 +51,7 @@ import functools
 import re
 
 from cdsbias.cds.engine import Edit
-from cdsbias.cds.languages.base import Language, Skip
+from cdsbias.cds.languages.base import LETTERS, Language, Skip
 from cdsbias.cds.languages.de_agreement import (
     analyse_noun_phrase,
     declension,
@@ -80,7 +80,7 @@ from cdsbias.cds.languages.de_places import (
 from cdsbias.cds.languages.de_pronouns import PRONOUNS, GermanPronouns
 from cdsbias.cds.languages.de_tokens import Tokens
 
-WORD = re.compile(r"[^\W\d_]+")
+WORD = LETTERS
 _WORDS_AND_GAPS = re.compile(f"({WORD.pattern})")
 _FAIR_MARKS = frozenset("*:_/")
 _ADJECTIVE_ENDINGS = ("e", "en", "em", "er", "es")

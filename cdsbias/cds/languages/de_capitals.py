@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from cdsbias.cds.engine import Edit
-from cdsbias.cds.languages.base import Skip
+from cdsbias.cds.languages.base import LETTERS, Skip
 from cdsbias.cds.languages.de_case import COORDINATORS, COPULAS
 from cdsbias.cds.languages.de_lexicon import (
     DEGREE_ADVERBS,
@@ -39,7 +39,6 @@ from cdsbias.cds.languages.de_tokens import CONTRACTIONS, parse_article
 #: sentence in capitals (one regex search; most documents fail it).
 CAPITALS_RUN = re.compile(r"[A-ZÄÖÜ][A-ZÄÖÜẞ]+[ ,;:\-]+[A-ZÄÖÜ][A-ZÄÖÜẞ]+")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
-_WORD = re.compile(r"[^\W\d_]+")
 # Nouns of time that often stand before a bare predicate noun ("SEIT ZEHN JAHREN LEHRER"),
 # where they would otherwise be read as its adjective.
 _TIME_NOUNS = frozenset(
@@ -104,7 +103,7 @@ def capital_spans(text: str) -> list[tuple[int, int]]:
         sentence = match.group()
         if any(char.islower() for char in sentence):
             continue
-        if sum(len(word) > 1 for word in _WORD.findall(sentence)) >= 2:
+        if sum(len(word) > 1 for word in LETTERS.findall(sentence)) >= 2:
             spans.append(match.span())
     return spans
 
@@ -133,7 +132,7 @@ def recased(
 def _recase_sentence(
     sentence: str, is_name_or_person: Callable[[str], bool], names: Mapping[str, str]
 ) -> str:
-    matches = list(_WORD.finditer(sentence))
+    matches = list(LETTERS.finditer(sentence))
     lowers = [match.group().lower() for match in matches]
     out = list(sentence)
     previous = ""  # the previous word as re-cased
