@@ -26,6 +26,7 @@ from cdsbias.cds.forms import GenderForms
 from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
+from cdsbias.train.axis_config import AxisConfig
 from cdsbias.train.recipe_validation import validate_recipe
 
 
@@ -345,7 +346,7 @@ def normalize_task_specs(value: Any) -> dict[str, dict[str, Any]]:
 
 NORMALIZERS = {"bias_benchmarks": normalize_specs, "downstream_tasks": normalize_task_specs}
 
-CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig)
+CONFIG_CLASSES = (ModelConfig, DataConfig, CDSConfig, BiasEvalConfig, RunConfig, AxisConfig)
 
 
 @dataclass
@@ -362,11 +363,15 @@ class Recipe:
     method: MethodPlan
     #: The parsed option dataclasses of every method (the recipe's method keys).
     method_options: tuple[Any, ...] = ()
+    axis: AxisConfig = field(default_factory=AxisConfig)
 
     def effective(self) -> dict[str, Any]:
         """Every field of every section, as logged to trackers and written beside the run."""
         merged: dict[str, Any] = {}
-        sections = (self.model, self.data, self.cds, self.bias, self.run, *self.method_options)
+        sections = (
+            self.model, self.data, self.cds, self.bias, self.run, self.axis,
+            *self.method_options,
+        )  # fmt: skip
         for section in sections:
             merged.update(dataclasses.asdict(section))
         training = self.training.to_dict()
@@ -443,9 +448,11 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
         parsed = parser.parse_dict(values, allow_extra_keys=False)
     except (ValueError, TypeError) as exc:
         raise CdsbiasError(f"Recipe error: {str(exc).splitlines()[0]}") from None
-    model, data, cds, bias, run, *method_options, training = parsed
+    model, data, cds, bias, run, axis, *method_options, training = parsed
     method_values = {k: v for o in method_options for k, v in dataclasses.asdict(o).items()}
     plan = plan_from_values(method_values, given=values, init_from_scratch=model.init_from_scratch)
-    recipe = Recipe(model, data, cds, bias, run, training, values, plan, tuple(method_options))
+    recipe = Recipe(
+        model, data, cds, bias, run, training, values, plan, tuple(method_options), axis
+    )
     validate_recipe(recipe, command_line)
     return recipe
