@@ -1,20 +1,24 @@
 """Pronoun fidelity: does the model use the pronouns a person declared?
 
 MISGENDERED's task (Hossain et al. 2023, "MISGENDERED: Limits of Large Language Models in
-Understanding Pronouns", ACL 2023; github.com/tamannahossainkay/misgendered) for masked
-language models: a sentence declares a person's pronoun family ("Casey's pronouns are
-xe/xem/xyr."), a later sentence masks one of their pronouns, and the model picks among the
-forms *every* family of the evaluation has for that case (by default all six; nominative:
-he, she, they, xe, ze, ey; reflexive: himself, herself, themself, xemself, hirself,
-emself; ...; cdsbias.cds.pronoun_families; option ``families`` narrows the set, e.g. for a
-vocabulary that cannot spell *xe*)::
+Understanding Pronouns", ACL 2023; data and code:
+github.com/tamannahossainkay/misgendered-backend) for masked language models: a sentence
+declares a person's pronoun family ("Casey's pronouns are xe/xem/xyr."), a later sentence
+masks one of their pronouns, and the model picks among the forms *every* family of the
+evaluation has for that case. By default those are every family of the data: the
+generated set's six (cdsbias.cds.pronoun_families; nominative he, she, they, xe, ze, ey;
+reflexive himself, herself, themself, xemself, hirself, emself; ...) or the eleven of the
+released data's ``pronouns.csv``; option ``families`` narrows the set, e.g. for a
+vocabulary that cannot spell *xe*::
 
     score(row, f)  = ln P(form_f(case) | sentence)      (chain rule for multi-piece forms)
     prediction     = argmax_f score(row, f)              (ties: the first family in order)
-    accuracy       = mean over rows of [prediction == declared]
-    accuracy_F     = the same over the rows declaring family F   (also per case)
-    misgendering   = share of rows declaring a non-binary family whose prediction is
-                     he or she
+    correct        = [form_prediction(case) == form_declared(case)]
+    accuracy       = mean over rows of correct
+    accuracy_F     = the same over the rows declaring family F   (also per case and,
+                     on the released data, per declaration type)
+    misgendering   = share of rows declaring a non-binary family whose predicted form is
+                     a binary family's (he's or she's)
 
 Each proportion comes with a 95% Wilson score interval (rows taken as independent).
 Forms are capitalised where the mask starts a sentence. A form the tokenizer splits into
