@@ -18,16 +18,22 @@ cdsbias.cds.pronoun_families.CASES) and a ``template`` column holding ``{name}``
 declared-pronoun slot ``{pronouns}`` and one ``{mask}``; an optional ``names.tsv`` beside
 it (``name<TAB>kind``) replaces ``NAMES``. A file that lacks a column, a slot or the mask
 is a one-line error naming the file, the line and the fix.
+
+**The released MISGENDERED data** (``--data`` at its folder) is read by
+cdsbias.benchmarks.pronoun_fidelity_released, which turns its templates into this module's
+slot syntax (a ``{<case>}`` slot per declared form) for :func:`build_rows`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from cdsbias.cds.pronoun_families import CASES, FAMILIES
+from cdsbias.benchmarks.pronoun_fidelity_released import SOURCE as RELEASE_SOURCE
+from cdsbias.cds.pronoun_families import CASES, FAMILIES, PronounFamily
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MASK_PLACEHOLDER
 
@@ -63,13 +69,19 @@ NAMES: tuple[tuple[str, str], ...] = (
     ("Patricia", "female"),
 )
 _SLOTS = ("{name}", "{pronouns}", "{mask}")
+_ROW_COLUMNS = ("template_id", "case", "name", "name_kind", "declared", "sentence", "capitalized")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 
 
+def declared_forms(family: PronounFamily) -> str:
+    """A family's declared pronouns as MISGENDERED's explicit declaration writes them:
+    nominative/accusative/dependent possessive, ``xe/xem/xyr``."""
+    return "/".join(family.forms[:3])
+
+
 def declaration(family: str) -> str:
-    """The declared pronouns of a family as MISGENDERED writes them: ``xe/xem/xyr``."""
-    forms = FAMILIES[family]
-    return f"{forms.nominative}/{forms.accusative}/{forms.possessive_dependent}"
+    """:func:`declared_forms` of a family of cdsbias.cds.pronoun_families by name."""
+    return declared_forms(FAMILIES[family])
 
 
 def generated_templates() -> list[tuple[str, str]]:
@@ -85,7 +97,10 @@ def read_templates(path: Path) -> list[tuple[str, str]]:
             ``{name}``, ``{pronouns}`` or exactly one ``{mask}``.
     """
     if not path.is_file():
-        raise CdsbiasError(f"{path} does not exist; give a TSV file with columns case, template.")
+        raise CdsbiasError(
+            f"{path} does not exist; give a TSV file with columns case, template, or the "
+            f"folder of the released MISGENDERED data ({RELEASE_SOURCE}; it has no hub dataset)."
+        )
     try:
         table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
@@ -134,32 +149,52 @@ def read_names(path: Path) -> list[tuple[str, str]]:
     return names
 
 
+def fill(template: str, name: str, family: PronounFamily) -> str:
+    """``template`` with the person's name and their declared pronouns: ``{pronouns}``
+    (nominative/accusative/dependent possessive) and any ``{<case>}`` slot (the released
+    MISGENDERED templates name the forms they declare); ``{mask}`` is left in place."""
+    text = template.replace("{name}", name)
+    text = text.replace("{pronouns}", declared_forms(family))
+    for case in CASES:
+        text = text.replace(f"{{{case}}}", family.form(case))
+    return text
+
+
 def build_rows(
-    templates: list[tuple[str, str]], names: list[tuple[str, str]], families: list[str]
+    templates: list[tuple[str, str]],
+    names: list[tuple[str, str]],
+    families: Sequence[str | PronounFamily],
 ) -> pd.DataFrame:
     """One row per template x name x declared family, the mask as ``MASK_PLACEHOLDER``.
+
+    ``families`` are names of cdsbias.cds.pronoun_families.FAMILIES or families read from
+    a file (the released MISGENDERED ``pronouns.csv``).
 
     Columns: ``template_id``, ``case``, ``name``, ``name_kind``, ``declared`` (family),
     ``sentence`` (filled, masked) and ``capitalized`` (the mask starts a sentence).
     """
-    records = []
+    resolved = [FAMILIES[f] if isinstance(f, str) else f for f in families]
+    columns: dict[str, list] = {key: [] for key in _ROW_COLUMNS}
     for template_id, (case, template) in enumerate(templates):
         before_mask = template.split("{mask}")[0]
+        # The pronouns are filled once per family, the name once per row (3.3 million rows
+        # for the released MISGENDERED data). A name never ends in sentence punctuation, so
+        # whether the mask starts a sentence does not depend on it.
+        filled = [
+            (
+                family.name,
+                fill(template, "{name}", family).replace("{mask}", MASK_PLACEHOLDER),
+                bool(_SENTENCE_START.search(fill(before_mask, "{name}", family))),
+            )
+            for family in resolved
+        ]
         for name, kind in names:
-            for family in families:
-                text = template.replace("{name}", name).replace("{pronouns}", declaration(family))
-                prefix = before_mask.replace("{name}", name).replace(
-                    "{pronouns}", declaration(family)
-                )
-                records.append(
-                    {
-                        "template_id": template_id,
-                        "case": case,
-                        "name": name,
-                        "name_kind": kind,
-                        "declared": family,
-                        "sentence": text.replace("{mask}", MASK_PLACEHOLDER),
-                        "capitalized": bool(_SENTENCE_START.search(prefix)),
-                    }
-                )
-    return pd.DataFrame.from_records(records)
+            for declared, text, capitalized in filled:
+                columns["template_id"].append(template_id)
+                columns["case"].append(case)
+                columns["name"].append(name)
+                columns["name_kind"].append(kind)
+                columns["declared"].append(declared)
+                columns["sentence"].append(text.replace("{name}", name))
+                columns["capitalized"].append(capitalized)
+    return pd.DataFrame(columns)

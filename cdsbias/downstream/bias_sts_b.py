@@ -16,9 +16,10 @@ same similarity. Metrics (Webster et al. report the first):
   share of women (US BLS, BEC-Pro's professions list): negative when female-dominated
   occupations are closer to "a woman", as a stereotype predicts.
 
-Data: trains on ``glue/stsb``'s train split and takes templates from its validation split
-(or ``--data DIR`` with STS-B-format ``train`` and ``test`` files: ``sentence1``,
-``sentence2``, ``label``); occupations: the 60 BEC-Pro professions with their share of women.
+Data: trains on ``nyu-mll/glue`` ``stsb``'s train split and takes templates from its
+validation split (or ``--data DIR`` with STS-B-format ``train`` and ``test`` files:
+``sentence1``, ``sentence2``, ``label``); occupations: the 60 BEC-Pro professions with
+their share of women.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pandas as pd
 
 from cdsbias.benchmarks.results import Metric
 from cdsbias.downstream.base import Task, register
-from cdsbias.downstream.glue import GLUE_CITATION
+from cdsbias.downstream.glue import GLUE_CITATION, GLUE_HUB_ID
 from cdsbias.downstream.metrics import pearson
 from cdsbias.errors import CdsbiasError
 
@@ -91,7 +92,7 @@ class BiasStsb(Task):
     name = "bias_sts_b"
     description = "Bias-STS-B: |sim(man, occupation) − sim(woman, occupation)| (Webster 2020)"
     citation = CITATION
-    hub_dataset = ("glue", "stsb")
+    hub_dataset = (GLUE_HUB_ID, "stsb")
     hub_splits: ClassVar[dict[str, str]] = {"train": "train", "test": "validation"}
     text_columns = ("sentence1", "sentence2")
     #: Written to rows.tsv; not read from the data files (the task generates them).

@@ -7,10 +7,12 @@ Pre-trained Language Models", ACL, Table 9) fine-tune every debiased model on GL
 hub test splits hide their labels. One module holds the GLUE family: the tasks differ
 only in columns and metric.
 
-Data: the hub dataset ``glue`` (config = the task's name; ``train`` for training,
-``validation`` scored), or ``--data DIR`` with ``train`` and ``test`` files holding the
-hub's columns. Metrics (Wang et al. 2019): SST-2 and RTE accuracy; MRPC F1 and accuracy;
-STS-B Pearson and Spearman correlation; CoLA Matthews correlation.
+Data: the hub dataset ``nyu-mll/glue`` (the id the hub lists since the canonical
+datasets moved under organisations; ``glue`` redirects there; config = the task's name;
+``train`` for training, ``validation`` scored), or ``--data DIR`` with ``train`` and
+``test`` files holding the hub's columns. Metrics (Wang et al. 2019): SST-2 and RTE
+accuracy; MRPC F1 and accuracy; STS-B Pearson and Spearman correlation; CoLA Matthews
+correlation.
 """
 
 from __future__ import annotations
@@ -37,18 +39,22 @@ GLUE_CITATION = """@inproceedings{wang2019glue,
   booktitle = {Proceedings of ACL}, year = {2022}, pages = {1878--1898}
 }"""
 
+#: The GLUE dataset on the hub (its ``glue.py`` features: the text columns as strings,
+#: ``label`` a ClassLabel or STS-B's float32, ``idx`` int32; tests/test_downstream_hub.py).
+GLUE_HUB_ID = "nyu-mll/glue"
+
 ACCURACY = Metric("accuracy", "accuracy", "share", "higher")
 
 
 class GlueTask(Task):
-    """A GLUE task: the hub's ``glue/<name>`` config, its validation split scored."""
+    """A GLUE task: the hub's ``nyu-mll/glue`` ``<name>`` config, its validation split scored."""
 
     citation = GLUE_CITATION
     hub_splits: ClassVar[dict[str, str]] = {"train": "train", "test": "validation"}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls.hub_dataset = ("glue", cls.name)
+        cls.hub_dataset = (GLUE_HUB_ID, cls.name)
 
     def statistics(self, rows: pd.DataFrame) -> dict[str, float]:
         return {"accuracy": accuracy(rows["label"], rows["prediction"])}
