@@ -23,7 +23,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from cdsbias.methods.fit_sentences import (
+from cdsbias.methods.fit_words import (
     INLP_MIN_SENTENCES_PER_CLASS,
     INLP_SENTENCES_PER_CLASS,
     NEUTRAL,

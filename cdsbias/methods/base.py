@@ -129,6 +129,9 @@ class Method:
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False
+    #: Whether the method reads the run's bias axis (``bias_axis``: its words, prefix or
+    #: groups; :attr:`bias_axis`), so the method contract runs it on every axis.
+    reads_axis: ClassVar[bool] = False
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()

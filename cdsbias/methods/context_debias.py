@@ -129,6 +129,7 @@ def corpus_sentences(documents: Iterable[str]) -> Iterator[str]:
 class ContextDebias(Method):
     name = "context_debias"
     role = "loss"
+    reads_axis = True
     title = "Context-Debias"
     description = (
         "a loss term made the hidden states of stereotype words orthogonal to the bias axis's "

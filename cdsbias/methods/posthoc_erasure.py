@@ -78,6 +78,7 @@ class ErasureMethod(Method):
     """A projection fitted once on sentence features and applied to the model."""
 
     role = "posthoc"
+    reads_axis = True
     #: ``"sentence_debias"``, ``"inlp"`` or ``"leace"``: the fit of
     #: :func:`~cdsbias.train.posthoc_fit.fit_posthoc` (the registry name).
     name: str
@@ -304,4 +305,6 @@ class ErasureMethod(Method):
             record = self.record
             counts = ", ".join(f"{name} {n:,}" for name, n in record["sentences_per_class"].items())
             fit += f" ({counts}), removing {record['rank_removed']} direction(s),"
-        return f"{self.description}, {fit} and {where}"
+        axis = self.bias_axis
+        on = f"bias axis {axis.name}: {', '.join(axis.groups)}"
+        return f"{self.description} ({on}), {fit} and {where}"

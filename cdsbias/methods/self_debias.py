@@ -78,6 +78,7 @@ class SelfDebiasing(Method):
     selected_by = "self_debias: true"
     example: ClassVar[dict[str, Any]] = {"self_debias": True}
     changes_scoring = True
+    reads_axis = True
     citation = (
         "Schick, T., Udupa, S., & Schütze, H. (2021). Self-Diagnosis and Self-Debiasing: A "
         "Proposal for Reducing Corpus-Based Bias in NLP. Transactions of the Association for "
