@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+import torch
 from test_run_safety import assert_fails_and_keeps, earlier, overwrite  # noqa: F401
 
 from cdsbias.axes import get_axis
@@ -306,3 +307,38 @@ def test_context_debias_reads_one_attribute_class_per_group(age_axis):
     assert [set(words) for words in loss.attribute_words] == [
         set(words) for words in axis_attribute_words(get_axis("religion"))
     ]
+
+
+def test_a_hooked_religion_fit_records_its_axis_and_reattaches(tmp_path, becpro, base):
+    """LEACE on religion, applied by a hook: the record names the axis and its four classes
+    (three groups and neutral), and loading the run folder re-attaches the map, as on
+    gender (tests/test_posthoc_methods.py)."""
+    from test_methods_contract import axis_run_keys
+    from test_posthoc_methods import logits
+    from tests_helpers import SMOKE, overrides
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from cdsbias.methods.erasure import AffineErasure
+    from cdsbias.methods.head_fold import hook
+    from cdsbias.runs.folder import RunFolder
+    from cdsbias.scoring import load_masked_lm
+    from cdsbias.train.config import load_recipe
+    from cdsbias.train.run import run
+
+    out = tmp_path / "run"
+    given = overrides(out, becpro, "init_from_scratch=false", f"model_name_or_path={base}",
+                      "posthoc_method=leace", "posthoc_apply=hook", "posthoc_only=true",
+                      "posthoc_min_sentences_per_class=5",
+                      *axis_run_keys("religion", tmp_path))  # fmt: skip
+    run(load_recipe(SMOKE, [k for k in given if not k.startswith("occupation_sentences=")]))
+    record = RunFolder(out).fit_record()
+    religion = get_axis("religion")
+    assert record["details"]["bias_axis"] == religion.record()
+    assert set(record["sentences_per_class"]) == {*religion.groups, "neutral"}
+    assert record["details"]["labels"] == {"jewish": 2, "christian": 1, "muslim": 0, "neutral": -1}
+    assert 1 <= record["rank_removed"] <= 3
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    loaded, _ = load_masked_lm(out, progress=False)
+    hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
+    hook(hooked, AffineErasure.load(out))
+    assert torch.equal(logits(loaded, tokenizer), logits(hooked, tokenizer))
