@@ -3,8 +3,9 @@ benchmarks): a tiny model trains 3 steps with the method's example keys; the sav
 through ``cdsbias evaluate`` and scores exactly what the training callback scored; ``publish
 --dry-run`` writes a card that ``ModelCard.load`` reads, whose loading code runs and gives the
 checkpoint's scores; ``compare`` shows the method's label and trainable count; the card cites
-the method and names no method that did not act. Plus: no method name outside
-``cdsbias/methods/``."""
+the method and names no method that did not act. A method that reads the bias axis
+(``reads_axis``) runs the contract on gender, race, religion and a user's TSV axis, on a
+corpus that names each axis's groups. Plus: no method name outside ``cdsbias/methods/``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import torch
 from huggingface_hub import ModelCard
 from test_methods_training import evaluate_matches_callback
 from test_publish_adapters import mask_log_probs, run_card_code
-from tests_helpers import fine_tune
+from tests_helpers import SMOKE, fine_tune, overrides
 from tiny_models import tiny_masked_lm
 
 from cdsbias.cli import main as cli
@@ -48,13 +49,67 @@ def hub_base(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module", params=NAMES)
+#: Axes besides gender that a method reading the axis runs on ("age": a user's TSV file).
+AXES = ("race", "religion", "age")
+RUNS = [(name, "gender") for name in NAMES] + [
+    (name, axis) for name in NAMES if REGISTRY[name].reads_axis for axis in AXES
+]
+#: Example keys that name gender word files: on another axis the axis's words replace them.
+GENDER_WORD_KEYS = ("posthoc_word_pairs", "context_debias_attribute_words")
+
+
+def axis_run_keys(axis: str, folder: Path) -> list[str]:
+    """Recipe keys of a run on ``axis``: the axis, and a JSON-lines corpus whose sentences
+    name each group's words alone (with BEC-Pro professions, Context-Debias's stereotype
+    words) and sentences that name none."""
+    from cdsbias.axes import get_axis
+
+    reference = axis
+    if axis == "age":
+        reference = str(folder / "age.tsv")
+        (folder / "age.tsv").write_text(
+            "young\tmiddle\told\nyoung\tmiddle-aged\told\nteens\tadults\televated\n"
+        )
+    groups = get_axis(reference)
+    jobs = ["nurse", "clerk", "judge", "mason", "roofer", "secretary"]
+    documents = []
+    for index, job in enumerate(jobs):
+        sentences = [f"The {job} met a friend at the school on day {index}."]
+        for group in range(groups.k):
+            for word in sorted(groups.words(group)):
+                sentences.append(f"The {word} family met the {job} at the school today.")
+        documents += [" ".join(sentences[i : i + 3]) for i in range(0, len(sentences), 3)]
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in documents))
+    return ["dataset=json", f"data_files={corpus}", f"bias_axis={reference}"]
+
+
+@pytest.fixture(scope="module", params=RUNS, ids=[f"{name}-{axis}" for name, axis in RUNS])
 def method_run(request, tmp_path_factory, becpro, hub_base) -> tuple[str, Path]:
-    """A 3-step smoke run of the method's example keys (CDS p=1.0, as the smoke recipe)."""
-    name = request.param
-    keys = [f"{k}={json.dumps(v)}" for k, v in get_method(name).example.items()]
-    out = tmp_path_factory.mktemp(name) / "run"
-    fine_tune(out, becpro, hub_base, *keys, f"max_steps={STEPS}", f"save_steps={STEPS}")
+    """A 3-step smoke run of the method's example keys (CDS p=1.0, as the smoke recipe),
+    on its axis."""
+    name, axis = request.param
+    example = dict(get_method(name).example)
+    folder = tmp_path_factory.mktemp(f"{name}-{axis}")
+    extra = []
+    if axis != "gender":
+        for key in GENDER_WORD_KEYS:
+            example.pop(key, None)
+        extra = axis_run_keys(axis, folder)
+        if name == "self_debiasing" and axis == "age":  # a user's axis has no prefix
+            example["self_debias_prefix"] = "The following text discriminates by age: "
+    keys = [f"{k}={json.dumps(v)}" for k, v in example.items()]
+    keys += [*extra, f"max_steps={STEPS}", f"save_steps={STEPS}"]
+    out = folder / "run"
+    if axis == "gender":
+        fine_tune(out, becpro, hub_base, *keys)
+    else:  # fine_tune's keys, less the generated corpus's size (the corpus is a file here)
+        from cdsbias.train.config import load_recipe
+        from cdsbias.train.run import run
+
+        given = overrides(out, becpro, "init_from_scratch=false",
+                          f"model_name_or_path={hub_base}", *keys)  # fmt: skip
+        run(load_recipe(SMOKE, [k for k in given if not k.startswith("occupation_sentences=")]))
     return name, out
 
 
@@ -113,6 +168,23 @@ def test_published_card_loads_cites_the_method_and_its_code_runs(
         card.text, {HUB_BASE: hub_base, "org/debiased": out}, tmp_path / "hub", monkeypatch
     )
     assert torch.allclose(mask_log_probs(model.eval(), tokenizer), expected, atol=1e-5)
+
+
+def test_a_fit_records_its_axis(method_run):
+    """A post-hoc fit records the axis it was fitted on (``BiasAxis.record()``), and the
+    run's recipe names it."""
+    import yaml
+
+    from cdsbias.axes import get_axis
+    from cdsbias.methods.erasure import ERASURE_RECORD
+
+    _, run = method_run
+    recipe = yaml.safe_load((run / "recipe.yaml").read_text())
+    axis = get_axis(recipe["bias_axis"])
+    if (run / ERASURE_RECORD).is_file():
+        record = json.loads((run / ERASURE_RECORD).read_text())
+        assert record["details"]["bias_axis"] == axis.record()
+        assert record["details"]["word_pairs"]["pairs"] > 0
 
 
 def test_compare_shows_the_label_and_trainable_count(method_run, tmp_path, capsys):

@@ -20,6 +20,12 @@ from cdsbias.axes.word_files import GENDERED_WORD_PAIRS, load_word_pairs
 
 #: bias-bench's pronoun pairs that the CDS list leaves to its context rules.
 CONTEXT_PAIRS = (("him", "her"), ("his", "her"))
+#: Words of a group that no tuple pairs, per group (male, female): Kaneko & Bollegala's
+#: Context-Debias attribute classes hold the possessive "hers", which has no male word of
+#: its own ("his" is already paired with "her"), so the tuples cannot list it. Only
+#: Context-Debias reads these (cdsbias.methods.context_debias_data); CDS decides "hers" by
+#: context (cdsbias.cds.languages.en_pronouns).
+UNPAIRED_WORDS: tuple[tuple[str, ...], ...] = ((), ("hers",))
 PREFIX = "The following text discriminates against people because of their gender: "
 #: bias-bench's gender SEAT tests (May et al. 2019's WEAT 6-8 as sentences).
 SEAT_TESTS = (

@@ -129,9 +129,32 @@ class Method:
     #: ``posthoc`` role: whether :meth:`wrap_scorer` changes the distribution the scorer
     #: reads (a decoding rule), so the run's held-out loss is read through the scorer too.
     changes_scoring: ClassVar[bool] = False
+    #: Whether the method reads the run's bias axis (``bias_axis``: its words, prefix or
+    #: groups; :attr:`bias_axis`), so the method contract runs it on every axis.
+    reads_axis: ClassVar[bool] = False
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
+        #: The run's bias axis (``bias_axis``; :meth:`use_axis`); None: the default, gender.
+        self.axis: Any = None
+
+    @property
+    def bias_axis(self) -> Any:
+        """The run's :class:`~cdsbias.axes.BiasAxis` (gender unless :meth:`use_axis` set
+        another)."""
+        from cdsbias.axes import get_axis
+
+        return get_axis() if self.axis is None else self.axis
+
+    def use_axis(self, axis: Any) -> None:
+        """Sets the run's bias axis (the plan calls it when the recipe is read, so a method
+        that cannot act on the axis fails before anything is written: raise
+        ``CdsbiasError`` in :meth:`check_axis`)."""
+        self.axis = axis
+        self.check_axis()
+
+    def check_axis(self) -> None:
+        """Checks that the method can act on :attr:`bias_axis` (raise ``CdsbiasError``)."""
 
     # ------------------------------------------------------------------ the recipe
     @classmethod

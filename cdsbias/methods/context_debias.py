@@ -3,8 +3,9 @@
     loss = mlm_weight · L_MLM + α · L_debias + β · L_preserve
 
 ``L_debias`` pushes the hidden states of stereotype words (the BEC-Pro professions) to be
-orthogonal to the attribute vectors ``v_i(a)`` (the mean state of the male and of the female
-words at layer ``i``); ``L_preserve`` keeps the states of attribute sentences where the
+orthogonal to the attribute vectors ``v_i(a)`` (the mean state of each group's words of the
+run's bias axis at layer ``i``: male and female for gender, three classes for race or
+religion); ``L_preserve`` keeps the states of attribute sentences where the
 original model had them. The numerical core, with the formulas, the reference code's
 choices and the deliberate deviations, is :mod:`cdsbias.methods.context_debias_loss`; the
 example sentences are chosen from the run's training corpus (original text, split into
@@ -61,7 +62,8 @@ class ContextDebiasOptions:
             "help": "One word file per attribute class (one word a line), e.g. "
             "[male.txt, female.txt]; a bare name is a list shipped in "
             "cdsbias/resources/wordlists (pronouns_male.txt, pronouns_female.txt); default "
-            "the project's gendered word pairs."
+            "the bias axis's words, one class per group (gender: the project's gendered "
+            "word pairs)."
         },
     )
     context_debias_stereotype_words: str | None = field(
@@ -127,9 +129,10 @@ def corpus_sentences(documents: Iterable[str]) -> Iterator[str]:
 class ContextDebias(Method):
     name = "context_debias"
     role = "loss"
+    reads_axis = True
     title = "Context-Debias"
     description = (
-        "a loss term made the hidden states of stereotype words orthogonal to the gender "
+        "a loss term made the hidden states of stereotype words orthogonal to the bias axis's "
         "attribute vectors while keeping attribute sentences' states (Kaneko & Bollegala 2021)"
     )
     Options = ContextDebiasOptions
@@ -157,11 +160,15 @@ class ContextDebias(Method):
 
     def build_loss(self, *, seed: int = 42) -> ContextDebiasLoss:
         """The numerical core with this run's options (word files read now)."""
-        from cdsbias.methods.context_debias_data import read_word_file
+        from cdsbias.methods.context_debias_data import axis_attribute_words, read_word_file
 
         o = self.options
         attribute, stereotype = o.context_debias_attribute_words, o.context_debias_stereotype_words
-        classes = [read_word_file(word_file(f)) for f in attribute] if attribute else None
+        classes = (
+            [read_word_file(word_file(f)) for f in attribute]
+            if attribute
+            else axis_attribute_words(self.bias_axis)
+        )
         return ContextDebiasLoss(
             alpha=o.context_debias_alpha, beta=o.context_debias_beta,
             layers=o.context_debias_layers, level=o.context_debias_level,
@@ -222,8 +229,10 @@ class ContextDebias(Method):
         )
         return (
             "the model was trained with Context-Debias (Kaneko & Bollegala 2021): the "
-            "hidden states of stereotype words were made orthogonal to the gender attribute "
-            f"vectors ({o.context_debias_layers} layers, {o.context_debias_level} level, "
+            "hidden states of stereotype words were made orthogonal to the attribute vectors "
+            f"of the {self.bias_axis.name} axis's groups "
+            f"({', '.join(self.bias_axis.groups)}; {o.context_debias_layers} layers, "
+            f"{o.context_debias_level} level, "
             f"weight {o.context_debias_alpha:g}) while the states of attribute sentences were "
             f"kept close to the original model's (weight {o.context_debias_beta:g}){mlm}"
         )

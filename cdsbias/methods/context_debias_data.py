@@ -21,10 +21,12 @@ Differences, each deliberate:
 * a word's pieces are found from the fast tokenizer's character offsets, not by searching
   for the word's token n-gram with four fallbacks.
 
-Defaults: attribute words are the project's gendered word pairs
-(``cdsbias/resources/wordlists/gendered_word_pairs.tsv``: the male side, the female side)
-plus the possessive/object pronouns that file leaves to context (his, him / her, hers);
-stereotype words are the BEC-Pro professions (``cdsbias/resources/becpro/professions.tsv``).
+Defaults: attribute words are the run's bias axis's (``bias_axis``, cdsbias.axes), one
+class per group: for gender the male side and the female side of the axis's word pairs
+(the project's gendered word pairs plus bias-bench's his/him, her) and the unpaired "hers"
+(``cdsbias.axes.gender.UNPAIRED_WORDS``); for race or religion each group's words (three
+classes: the loss sums its debiasing term over any number of classes). Stereotype words are
+the BEC-Pro professions (``cdsbias/resources/becpro/professions.tsv``) on every axis.
 """
 
 from __future__ import annotations
@@ -64,15 +66,22 @@ class ContextDebiasExamples:
         return ", ".join([f"stereotype {len(self.stereotype)}", *parts])
 
 
-def default_attribute_words() -> list[list[str]]:
-    """``[male words, female words]`` from the project's gendered word pairs."""
-    from cdsbias.cds.wordlists import load_word_pairs
+def axis_attribute_words(axis: Any) -> list[list[str]]:
+    """One sorted word list per group of ``axis`` (a :class:`~cdsbias.axes.BiasAxis`): its
+    tuples' words, and for the registered gender axis its unpaired words too
+    (``cdsbias.axes.gender.UNPAIRED_WORDS``: "hers")."""
+    from cdsbias.axes import get_axis
+    from cdsbias.axes.gender import UNPAIRED_WORDS
 
-    word_map, male_words, _ = load_word_pairs()
-    male = set(male_words) | {"his", "him"}
-    female = {w for w in word_map if w not in male_words}
-    female |= {word_map[w] for w in male_words if w in word_map} | {"her", "hers"}
-    return [sorted(male), sorted(female - male)]
+    unpaired = UNPAIRED_WORDS if axis == get_axis("gender") else ((),) * axis.k
+    return [sorted(axis.words(g) | set(unpaired[g])) for g in range(axis.k)]
+
+
+def default_attribute_words() -> list[list[str]]:
+    """``[male words, female words]``: :func:`axis_attribute_words` of the gender axis."""
+    from cdsbias.axes import get_axis
+
+    return axis_attribute_words(get_axis("gender"))
 
 
 def default_stereotype_words() -> list[str]:

@@ -6,8 +6,9 @@ run folder records about the fit. :mod:`cdsbias.methods.head_fold` folds the map
 masked LM's head or hooks it onto the base model's output.
 
 * **SentenceDebias** (Liang et al. 2020, "Towards Debiasing Sentence Representations"):
-  ``P = I − U Uᵀ`` with ``U`` the first principal component(s) of counterfactual pairs'
-  embeddings centred on their pair mean (:func:`sentence_debias_subspace`).
+  ``P = I − U Uᵀ`` with ``U`` the first principal component(s) of counterfactual sets'
+  embeddings (pairs for gender, one sentence per group for a k-group axis) centred on
+  their set mean (:func:`group_subspace`).
 * **INLP** (Ravfogel et al. 2020, "Null It Out"): linear classifiers trained one after
   another, each on the data projected onto the nullspaces of the previous ones; ``P`` the
   projection onto the intersection of all their nullspaces
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,74 +181,98 @@ def as_features(name: str, x: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------ SentenceDebias
 def sentence_debias_subspace(male: np.ndarray, female: np.ndarray, k: int = 1) -> AffineErasure:
-    """SentenceDebias's bias subspace and the projection that removes it.
-
-    Liang et al. (2020), as bias-bench's ``compute_gender_subspace``: for each
-    counterfactual pair ``(m_i, f_i)`` (the same sentence with the male and the female word;
-    bias-bench embeds each by the attention-masked mean of the last hidden layer and
-    L2-normalises it — the caller's encoder does that), centre both on the pair mean
-    ``μ_i = (m_i + f_i)/2``, stack ``{m_i − μ_i} ∪ {f_i − μ_i}`` and take the first ``k``
-    principal components ``U`` (scikit-learn ``PCA``; bias-bench keeps ``k = 1``). Every
-    token's hidden state is then debiased by ``x ↦ (I − U Uᵀ) x``, as bias-bench's hook
-    ``x − (x·v) v / (v·v)`` does for one direction.
-
-    The stacked rows sum to zero, so PCA's own centring changes nothing and the subspace
-    is that of the paired differences ``m_i − f_i``. The sign of each component is fixed
-    so that the mean difference ``mean(m − f)`` projects non-negatively (the component
-    points the male way); a component orthogonal to it has its largest coordinate made
-    positive. The projection does not depend on these signs.
-
-    A consequence of the L2 normalisation (kept for parity): a gender shift ``h ± s·u``
-    that changes a state's length (``⟨h, u⟩ ≠ 0``) gives normalised differences with a
-    part along ``h`` too, so the first component leans off ``u`` by a few degrees; the
-    projection then leaves a small part of the shift in place.
+    """SentenceDebias's gender subspace: :func:`group_subspace` of the two sides of
+    counterfactual pairs (bias-bench's ``compute_gender_subspace``).
 
     Args:
         male: ``[n, d]`` embeddings of the male side of each pair.
         female: ``[n, d]`` embeddings of the female side, row-aligned with ``male``.
         k: Number of components removed (``sentence_debias_components``).
+    """
+    return group_subspace([male, female], components=k, names=("male", "female"))
+
+
+def group_subspace(
+    groups: Sequence[np.ndarray], components: int = 1, names: Sequence[str] | None = None
+) -> AffineErasure:
+    """SentenceDebias's bias subspace of k-group counterfactual sets, and the projection
+    that removes it.
+
+    Liang et al. (2020), as bias-bench's ``compute_gender_subspace`` (k = 2) and
+    ``compute_race_subspace`` / ``compute_religion_subspace`` (k = 3): row ``i`` of each
+    group's array embeds the same sentence naming that group (bias-bench embeds each by the
+    attention-masked mean of the last hidden layer and L2-normalises it — the caller's
+    encoder does that). Each set is centred on its k-way mean ``μ_i = Σ_g e_{g,i} / k``,
+    the centred rows of all groups are stacked (group 0's first) and their first
+    ``components`` principal components ``U`` taken (scikit-learn ``PCA``; bias-bench keeps
+    one). Every token's hidden state is then debiased by ``x ↦ (I − U Uᵀ) x``, as
+    bias-bench's hook ``x − (x·v) v / (v·v)`` does for one direction.
+
+    The stacked rows sum to zero, so PCA's own centring changes nothing; for k = 2 the
+    subspace is that of the paired differences ``e_0 − e_1``. The sign of each component is
+    fixed so that the mean of ``e_0 − mean of the other groups`` projects non-negatively
+    (for gender: the component points the male way); a component orthogonal to it has its
+    largest coordinate made positive. The projection does not depend on these signs.
+
+    A consequence of the L2 normalisation (kept for parity): a group shift ``h ± s·u``
+    that changes a state's length (``⟨h, u⟩ ≠ 0``) gives normalised differences with a
+    part along ``h`` too, so the first component leans off ``u`` by a few degrees; the
+    projection then leaves a small part of the shift in place.
+
+    Args:
+        groups: ``k ≥ 2`` arrays ``[n, d]``, row-aligned (one counterfactual set per row).
+        components: Number of components removed (``sentence_debias_components``).
+        names: The groups' names, for error messages.
 
     Returns:
         The erasure; ``details`` holds the components and their explained variance ratio.
 
     Raises:
-        CdsbiasError: On mismatched shapes, too few pairs for ``k`` or a bad ``k``.
+        CdsbiasError: On fewer than two groups, mismatched shapes, too few sets for
+            ``components`` or a bad ``components``.
     """
     from sklearn.decomposition import PCA
 
     start = time.perf_counter()
-    male, female = as_features("male", male), as_features("female", female)
-    if male.shape != female.shape:
+    names = list(names) if names is not None else [f"group {i}" for i in range(len(groups))]
+    if len(groups) < 2:
+        raise CdsbiasError(f"SentenceDebias needs two groups or more, got {len(groups)}.")
+    arrays = [as_features(name, array) for name, array in zip(names, groups, strict=True)]
+    if any(array.shape != arrays[0].shape for array in arrays):
+        counts = " and ".join(f"{a.shape[0]} {name}" for name, a in zip(names, arrays))
+        sizes = " and ".join(str(a.shape[1]) for a in arrays)
         raise CdsbiasError(
-            f"SentenceDebias needs aligned pairs: {male.shape[0]} male and {female.shape[0]} "
-            f"female embeddings of sizes {male.shape[1]} and {female.shape[1]}."
+            f"SentenceDebias needs aligned {'pairs' if len(arrays) == 2 else 'sets'}: "
+            f"{counts} embeddings of sizes {sizes}."
         )
-    n, d = male.shape
-    if not 1 <= k <= min(n, d):
+    n, d = arrays[0].shape
+    if not 1 <= components <= min(n, d):
         raise CdsbiasError(
             f"sentence_debias_components must be between 1 and {min(n, d)} "
-            f"(pairs and hidden size), got {k}."
+            f"({'pairs' if len(arrays) == 2 else 'sets'} and hidden size), got {components}."
         )
-    mean = (male + female) / 2.0
-    stacked = np.concatenate([male - mean, female - mean], axis=0)
-    pca = PCA(n_components=k, svd_solver="full").fit(stacked)
-    components = np.array(pca.components_, dtype=np.float64)
-    difference = (male - female).mean(axis=0)
-    for row in components:
+    # Summed in group order and divided once: for two groups, (male + female) / 2 exactly.
+    mean = sum(arrays[1:], arrays[0]) / float(len(arrays))
+    stacked = np.concatenate([array - mean for array in arrays], axis=0)
+    pca = PCA(n_components=components, svd_solver="full").fit(stacked)
+    vectors = np.array(pca.components_, dtype=np.float64)
+    others = arrays[1] if len(arrays) == 2 else sum(arrays[2:], arrays[1]) / (len(arrays) - 1)
+    difference = (arrays[0] - others).mean(axis=0)
+    for row in vectors:
         along = float(row @ difference)
         flip = along < 0 if abs(along) > 1e-12 else row[np.argmax(np.abs(row))] < 0
         if flip:
             row *= -1
-    projection = np.eye(d) - components.T @ components
+    projection = np.eye(d) - vectors.T @ vectors
     return AffineErasure(
         method="sentence_debias",
         projection=projection,
         bias=np.zeros(d),
-        rank_removed=k,
-        sentences_per_class={"pairs": n},
+        rank_removed=components,
+        sentences_per_class={"pairs" if len(arrays) == 2 else "sets": n},
         fit_seconds=time.perf_counter() - start,
         details={
-            "components": components.tolist(),
+            "components": vectors.tolist(),
             "explained_variance_ratio": [float(r) for r in pca.explained_variance_ratio_],
         },
     )

@@ -1,5 +1,6 @@
 """INLP (Ravfogel et al. 2020) as a ``posthoc`` method (``posthoc_method: inlp``): linear
-classifiers of male / female / neutral sentences, trained one after another on features
+classifiers of male / female / neutral sentences (on race, religion or a user's axis, as
+bias-bench: sentences naming the axis vs neutral ones), trained one after another on features
 projected onto the previous ones' nullspaces; the projection onto the intersection of all
 their nullspaces is applied to the base model's output.
 
@@ -46,7 +47,7 @@ class Inlp(ErasureMethod):
     title = "INLP"
     description = (
         "INLP (Ravfogel et al. 2020) projected the model's output onto the nullspace of "
-        "iterated linear gender classifiers"
+        "iterated linear classifiers of the bias axis"
     )
     Options = InlpOptions
     selected_by = "posthoc_method: inlp"
@@ -65,17 +66,36 @@ class Inlp(ErasureMethod):
     def prepare(self, model: Any, tokenizer: Any = None) -> Any:
         """Also warns before training when ``inlp_iterations`` can erase every direction of
         the model's hidden states (:func:`~cdsbias.methods.inlp_fit.inlp_capacity`; INLP's
-        sentences are three classes: male, female, neutral)."""
+        sentences are three classes on gender, male, female and neutral, and two on any
+        other axis, attribute and neutral)."""
         import warnings
 
+        from cdsbias.methods.fit_sentences import binary_inlp
         from cdsbias.methods.inlp_fit import InlpCapacityWarning, inlp_capacity
 
         config = getattr(model, "config", None)
         size = getattr(config, "hidden_size", getattr(config, "dim", None))
-        capacity = inlp_capacity(self.options.inlp_iterations, 3, size) if size else None
+        classes = 2 if binary_inlp(self.fit_words()) else self.bias_axis.k + 1
+        capacity = inlp_capacity(self.options.inlp_iterations, classes, size) if size else None
         if capacity:
             warnings.warn(capacity, InlpCapacityWarning, stacklevel=2)
         return super().prepare(model, tokenizer)
+
+    def select(self, documents: Any, pairs: Any) -> dict[str, int]:
+        """Gender: male, female and neutral sentences; any other axis: bias-bench's
+        attribute vs neutral sentences
+        (:func:`~cdsbias.methods.attribute_sentences.select_attribute_sentences`)."""
+        from cdsbias.methods.attribute_sentences import select_attribute_sentences
+        from cdsbias.methods.fit_sentences import binary_inlp
+
+        if not binary_inlp(pairs):
+            return super().select(documents, pairs)
+        arguments = self.fit_arguments()
+        chosen = select_attribute_sentences(
+            documents, pairs, per_class=arguments["per_class"],
+            min_per_class=arguments["min_per_class"],
+        )  # fmt: skip
+        return chosen.counts()
 
     def fit_arguments(self) -> dict[str, Any]:
         return {

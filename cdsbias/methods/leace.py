@@ -3,9 +3,11 @@ least-squares affine map after which no linear classifier tells the classes apar
 class-conditional means of the erased features are equal), applied to the base model's
 output (``W ← W·P``, ``c ← c + W·b`` when folded).
 
-Fitted with EleutherAI's ``concept-erasure`` on INLP's sentences and features (bias-bench
-has no LEACE): :func:`cdsbias.methods.erasure.leace_eraser`. How it is applied and recorded:
-:mod:`cdsbias.methods.posthoc_erasure`.
+Fitted with EleutherAI's ``concept-erasure`` on INLP's features of the group sentences
+(bias-bench has no LEACE): one class per group of the run's bias axis and a neutral class
+(male, female, neutral for gender; k + 1 classes for a k-group axis), so the k group means
+and the neutral mean are made equal: :func:`cdsbias.methods.erasure.leace_eraser`. How it
+is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ class Leace(ErasureMethod):
     name = "leace"
     title = "LEACE"
     description = (
-        "LEACE (Belrose et al. 2023) erased linearly available gender information from the "
-        "model's output in closed form"
+        "LEACE (Belrose et al. 2023) erased the linearly available information of the bias "
+        "axis's groups from the model's output in closed form"
     )
     selected_by = "posthoc_method: leace"
     example: ClassVar[dict[str, Any]] = {

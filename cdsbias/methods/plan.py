@@ -85,6 +85,12 @@ class MethodPlan:
                 "posthoc_apply: hook, or train full weights."
             )
 
+    def use_axis(self, axis: Any) -> None:
+        """Every method acts on the bias axis ``axis`` (:meth:`Method.use_axis`; a method
+        that cannot is a one-line error)."""
+        for method in self.methods:
+            method.use_axis(axis)
+
     def config_overrides(self, model_type: str) -> dict[str, Any]:
         """Config values every method loads the model with."""
         overrides: dict[str, Any] = {}
@@ -237,6 +243,9 @@ def plan_from_values(
             error (never dropped silently). None: not checked (reading a finished run).
         init_from_scratch: Whether the model is built from scratch (adapters refuse it).
 
+    The methods act on the bias axis ``bias_axis`` of ``values`` (a finished run's recipe),
+    else of ``given`` (the keys the user wrote), else gender (:meth:`MethodPlan.use_axis`).
+
     Raises:
         CdsbiasError: Two ways of training chosen, a key of an unselected method, a bad
             option value, or a method that cannot act on this run.
@@ -290,6 +299,20 @@ def plan_from_values(
     if plan.posthoc_only:
         _check_posthoc_only(plan)
     plan.check(init_from_scratch=init_from_scratch)
+    reference = values.get("bias_axis") or (given or {}).get("bias_axis")
+    if reference is not None:
+        from cdsbias.axes import get_axis
+
+        try:
+            axis = get_axis(reference)
+        except CdsbiasError:
+            if given is not None:
+                raise
+            # A finished run whose attribute file has moved: its fit is recorded
+            # (posthoc_fit.json) and a prefix-less axis's Self-Debias prefix is in the recipe.
+            axis = None
+        if axis is not None:
+            plan.use_axis(axis)
     return plan
 
 

@@ -21,8 +21,10 @@ then
 
 Under a multi-process launch the fit runs once, on the main process, and every process
 applies the map it hands them (``context.fit``); the main process writes the record.
-The fit is recorded in the run folder (``posthoc_fit.json``: method, word-list source and
-hash, sentences per class, per-iteration dev accuracy, rank removed, seconds; beside it the
+Each method fits on the run's bias axis (``bias_axis``, cdsbias.axes; docs/methods.md "Per
+bias axis"). The fit is recorded in the run folder (``posthoc_fit.json``: method, the axis
+(``BiasAxis.record()``), word-list source and hash, sentences per class, labels,
+per-iteration dev accuracy, rank removed, seconds; beside it the
 map, ``posthoc_erasure.safetensors``), and its cost (fit seconds, directions removed) in
 ``run_info.json`` for ``cdsbias compare``. Before training, the corpus is checked to give
 the fit its sentences and a folded head to be known, so a bad input fails before anything
@@ -76,6 +78,7 @@ class ErasureMethod(Method):
     """A projection fitted once on sentence features and applied to the model."""
 
     role = "posthoc"
+    reads_axis = True
     #: ``"sentence_debias"``, ``"inlp"`` or ``"leace"``: the fit of
     #: :func:`~cdsbias.train.posthoc_fit.fit_posthoc` (the registry name).
     name: str
@@ -122,7 +125,9 @@ class ErasureMethod(Method):
         return {}
 
     def select(self, documents: Any, pairs: Any) -> dict[str, int]:
-        """Chooses the fit sentences as the fit will (raising its errors); their counts."""
+        """Chooses the fit sentences as the fit will (raising its errors); their counts
+        (one class per group and a neutral class; INLP on an axis other than gender reads
+        attribute vs neutral sentences instead, :meth:`Inlp.select`)."""
         from cdsbias.methods.fit_sentences import select_inlp_sentences
 
         arguments = self.fit_arguments()
@@ -131,6 +136,18 @@ class ErasureMethod(Method):
             min_per_class=arguments["min_per_class"],
         )  # fmt: skip
         return chosen.counts()
+
+    def fit_words(self) -> Any:
+        """The word tuples of the run's axis that choose the fit sentences
+        (:func:`~cdsbias.methods.fit_sentences.axis_fit_words`; ``posthoc_word_pairs`` for
+        gender)."""
+        from cdsbias.methods.fit_sentences import axis_fit_words
+
+        return axis_fit_words(self.bias_axis, word_pairs_file(self.shared["posthoc_word_pairs"]))
+
+    def check_axis(self) -> None:
+        """The axis's words can choose fit sentences (a word-pair file only for gender)."""
+        self.fit_words()
 
     def prepare(self, model: Any, tokenizer: Any = None) -> Any:
         """With ``posthoc_apply: fold``, checks that the model's MLM head is known before
@@ -152,21 +169,19 @@ class ErasureMethod(Method):
     ) -> str | None:
         """Checks before training that the corpus gives the fit its sentences (no word pair
         found, too few sentences per class: one line naming the counts found)."""
-        from cdsbias.methods.fit_sentences import load_fit_pairs
-
-        pairs = load_fit_pairs(word_pairs_file(self.shared["posthoc_word_pairs"]))
+        pairs = self.fit_words()
         counts = self.select(documents, pairs)
         found = ", ".join(f"{name} {count}" for name, count in counts.items())
-        return f"{self.title} fit sentences in the corpus: {found} (word pairs {pairs.hash})"
+        kind = "word pairs" if len(pairs.groups) == 2 else f"{pairs.axis} word tuples"
+        return f"{self.title} fit sentences in the corpus: {found} ({kind} {pairs.hash})"
 
     def after_training(self, model: Any, context: PosthocContext) -> Any:
         """Fits the map on the corpus, applies it (fold or hook), records the fit."""
-        from cdsbias.methods.fit_sentences import load_fit_pairs
         from cdsbias.methods.head_fold import fold, hook
 
-        pairs = load_fit_pairs(word_pairs_file(self.shared["posthoc_word_pairs"]))
+        pairs = self.fit_words()
         start = time.perf_counter()
-        erasure = context.fit(self.name, pairs=pairs, **self.fit_arguments())
+        erasure = context.fit(self.name, pairs=pairs, axis=self.bias_axis, **self.fit_arguments())
         self.fit_seconds = time.perf_counter() - start
         erasure.details.update(posthoc_apply=self.apply_mode, total_seconds=self.fit_seconds)
         if self.apply_mode == "fold":
@@ -290,4 +305,6 @@ class ErasureMethod(Method):
             record = self.record
             counts = ", ".join(f"{name} {n:,}" for name, n in record["sentences_per_class"].items())
             fit += f" ({counts}), removing {record['rank_removed']} direction(s),"
-        return f"{self.description}, {fit} and {where}"
+        axis = self.bias_axis
+        on = f"bias axis {axis.name}: {', '.join(axis.groups)}"
+        return f"{self.description} ({on}), {fit} and {where}"

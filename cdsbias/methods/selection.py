@@ -84,10 +84,11 @@ class PosthocSelection:
     posthoc_word_pairs: str | None = field(
         default=None,
         metadata={
-            "help": "Word pairs that choose the fit sentences: a bias-bench JSON "
+            "help": "Gender word pairs that choose the fit sentences: a bias-bench JSON "
             '({"gender": [[male, female], ...]}) or a CDS-format TSV; a bare name is a file '
-            "shipped in cdsbias/resources/wordlists (pronoun_pairs.json). Default the CDS "
-            "pairs plus him/her, his/her."
+            "shipped in cdsbias/resources/wordlists (pronoun_pairs.json). Default the bias "
+            "axis's words (gender: the CDS pairs plus him/her, his/her); on another bias_axis "
+            "an error (its words are the axis's)."
         },
     )
     posthoc_sentences_per_class: int = field(

@@ -6,7 +6,8 @@ At every masked position the scorer reads, the model's distribution ``p`` is com
 
     p'(w) ∝ p(w) · max(exp(−λ · max(q(w) − p(w), 0)), ε)
 
-with bias-bench's gender prefix, λ = 50 and ε = 0.01 by default (the numerical core,
+with the prefix of the run's bias axis (``bias_axis``; bias-bench's prefix for gender,
+race-color and religion, cdsbias.axes), λ = 50 and ε = 0.01 by default (the numerical core,
 with the reference code's choices, is :mod:`cdsbias.scoring.self_debias`). Nothing trains
 and the weights are untouched: the method costs a second forward pass per scored input and
 the prefix's tokens in it (:meth:`SelfDebiasing.costs`, which ``cdsbias compare`` shows).
@@ -42,7 +43,10 @@ class SelfDebiasOptions:
     )
     self_debias_prefix: str | None = field(
         default=None,
-        metadata={"help": "The debiasing prefix (null: bias-bench's gender prefix)."},
+        metadata={
+            "help": "The debiasing prefix (null: the bias axis's, bias-bench's for gender, "
+            "race and religion; an axis of your own file has none: give one)."
+        },
     )
     # The defaults are bias-bench's, as cdsbias.scoring.self_debias's DECAY_CONSTANT and
     # EPSILON (a method does not import the scorer; a test keeps the two equal).
@@ -74,6 +78,7 @@ class SelfDebiasing(Method):
     selected_by = "self_debias: true"
     example: ClassVar[dict[str, Any]] = {"self_debias": True}
     changes_scoring = True
+    reads_axis = True
     citation = (
         "Schick, T., Udupa, S., & Schütze, H. (2021). Self-Diagnosis and Self-Debiasing: A "
         "Proposal for Reducing Corpus-Based Bias in NLP. Transactions of the Association for "
@@ -96,12 +101,36 @@ class SelfDebiasing(Method):
             if conflict:
                 raise CdsbiasError(f"self_debias: true cannot score {benchmark.name}: {conflict}.")
 
+    @property
+    def prefix(self) -> str:
+        """The debiasing prefix: ``self_debias_prefix``, else the bias axis's.
+
+        Raises:
+            CdsbiasError: Neither is there (an axis of the user's file).
+        """
+        given = self.options.self_debias_prefix
+        if given is not None:
+            return given
+        axis = self.bias_axis
+        if axis.self_debias_prefix is None:
+            raise CdsbiasError(
+                f"self_debias: true needs a debiasing prefix, and the bias axis '{axis.name}' "
+                f"({axis.source or 'a user axis'}) has none; give one, e.g. "
+                f"self_debias_prefix='The following text discriminates against people because "
+                f"of their {axis.name}: ' (bias-bench's wording)."
+            )
+        return axis.self_debias_prefix
+
+    def check_axis(self) -> None:
+        """An axis without a prefix needs ``self_debias_prefix`` (checked when the recipe is
+        read, before anything is written)."""
+        _ = self.prefix
+
     def wrap_scorer(self, scorer: Any) -> Any:
-        """A copy of ``scorer`` that reads ``p'`` (same model, same batches)."""
+        """A copy of ``scorer`` that reads ``p'`` (same model, same batches) under
+        :attr:`prefix`."""
         o = self.options
-        wrapped = scorer.with_self_debias(
-            o.self_debias_prefix, o.self_debias_lambda, o.self_debias_epsilon
-        )
+        wrapped = scorer.with_self_debias(self.prefix, o.self_debias_lambda, o.self_debias_epsilon)
         tokenizer = scorer.tokenizer
         first = tokenizer("x")["input_ids"][0]
         special = set(tokenizer.all_special_ids)
@@ -126,7 +155,7 @@ class SelfDebiasing(Method):
     def card_text(self) -> str:
         o = self.options
         prefix = (
-            "bias-bench's gender prefix"
+            f"bias-bench's {self.bias_axis.name} prefix"
             if o.self_debias_prefix is None
             else f"the prefix {o.self_debias_prefix.strip()!r}"
         )

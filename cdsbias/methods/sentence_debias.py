@@ -1,11 +1,12 @@
 """SentenceDebias (Liang et al. 2020) as a ``posthoc`` method (``posthoc_method:
-sentence_debias``): the first principal component(s) of counterfactual sentence pairs'
+sentence_debias``): the first principal component(s) of counterfactual sentence sets'
 embeddings, sign-fixed, projected out of the base model's output, ``P = I − U Uᵀ``.
 
 Fit sentences, features and the fit follow bias-bench (Meade et al. 2022): every corpus
-sentence with a word of a pair and its copy with the word swapped; the attention-masked
+sentence with a word of a tuple of the run's bias axis and its copies with the word swapped
+for each other group's (pairs for gender, triples for race and religion); the attention-masked
 mean of the last hidden layer, L2-normalised, inputs cut at 128 tokens
-(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.sentence_debias_subspace`).
+(:mod:`cdsbias.train.posthoc_fit`, :func:`cdsbias.methods.erasure.group_subspace`).
 How it is applied and recorded: :mod:`cdsbias.methods.posthoc_erasure`.
 """
 
@@ -28,7 +29,10 @@ class SentenceDebiasOptions:
     )
     sentence_debias_max_pairs: int | None = field(
         default=None,
-        metadata={"help": "Cap on the counterfactual pairs fitted on (null: the whole corpus)."},
+        metadata={
+            "help": "Cap on the counterfactual pairs (sets, on a k-group axis) fitted on "
+            "(null: the whole corpus)."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -47,8 +51,8 @@ class SentenceDebias(ErasureMethod):
     name = "sentence_debias"
     title = "SentenceDebias"
     description = (
-        "SentenceDebias (Liang et al. 2020) projected the gender direction of counterfactual "
-        "sentence pairs out of the model's output"
+        "SentenceDebias (Liang et al. 2020) projected the bias direction of counterfactual "
+        "sentence sets (one sentence per group of the bias axis) out of the model's output"
     )
     Options = SentenceDebiasOptions
     selected_by = "posthoc_method: sentence_debias"
@@ -60,12 +64,12 @@ class SentenceDebias(ErasureMethod):
     card_tags = ("sentence-debias",)
 
     def select(self, documents: Any, pairs: Any) -> dict[str, int]:
-        from cdsbias.methods.fit_sentences import select_counterfactual_pairs
+        from cdsbias.methods.fit_sentences import select_counterfactual_sets
 
-        chosen = select_counterfactual_pairs(
-            documents, pairs, max_pairs=self.options.sentence_debias_max_pairs
+        chosen = select_counterfactual_sets(
+            documents, pairs, max_sets=self.options.sentence_debias_max_pairs
         )
-        return {"pairs": len(chosen.male)}
+        return {"pairs" if len(pairs.groups) == 2 else "sets": len(chosen)}
 
     def fit_arguments(self) -> dict[str, Any]:
         return {

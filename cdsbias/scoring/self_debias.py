@@ -41,11 +41,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cdsbias.axes.gender import PREFIX as GENDER_PREFIX
 from cdsbias.errors import CdsbiasError
 
 #: bias-bench's prefix for gender (``DEBIASING_PREFIXES["gender"]`` in its CrowS-Pairs and
-#: StereoSet runners), trailing space included.
-GENDER_PREFIX = "The following text discriminates against people because of their gender: "
+#: StereoSet runners), trailing space included: the gender axis's (cdsbias.axes.gender),
+#: the default of a scorer given no prefix. Each axis has its own
+#: (``BiasAxis.self_debias_prefix``).
+__all__ = ["DECAY_CONSTANT", "EPSILON", "GENDER_PREFIX", "SelfDebias"]
 
 #: λ, the decay constant of the paper and of bias-bench.
 DECAY_CONSTANT = 50.0

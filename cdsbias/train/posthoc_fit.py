@@ -27,22 +27,24 @@ from typing import Any
 
 import numpy as np
 
+from cdsbias.axes import BiasAxis
 from cdsbias.errors import CdsbiasError, unknown_name_error
+from cdsbias.methods.attribute_sentences import select_attribute_sentences
 from cdsbias.methods.erasure import (
     ERASURE_METHODS,
     INLP,
     SENTENCE_DEBIAS,
     AffineErasure,
+    group_subspace,
     leace_eraser,
-    sentence_debias_subspace,
 )
 from cdsbias.methods.fit_sentences import (
-    INLP_LABELS,
     INLP_MIN_SENTENCES_PER_CLASS,
     INLP_SENTENCES_PER_CLASS,
     WordPairs,
+    binary_inlp,
     load_fit_pairs,
-    select_counterfactual_pairs,
+    select_counterfactual_sets,
     select_inlp_sentences,
 )
 from cdsbias.methods.inlp_fit import inlp_projection
@@ -87,6 +89,7 @@ def fit_posthoc(
     max_pairs: int | None = None,
     seed: int = 0,
     split_seed: int = 0,
+    axis: BiasAxis | None = None,
 ) -> AffineErasure:
     """Fits ``method`` on sentences of ``documents`` under ``scorer.model``.
 
@@ -96,7 +99,9 @@ def fit_posthoc(
         documents: Document texts of the corpus (original, not CDS-substituted), read
             lazily and only as far as needed.
         method: ``sentence_debias``, ``inlp`` or ``leace``.
-        pairs: Word pairs; default :func:`load_fit_pairs` ``()``.
+        pairs: The axis's word tuples
+            (:func:`~cdsbias.methods.fit_sentences.axis_fit_words`); default the gender
+            pairs, :func:`load_fit_pairs` ``()``.
         components: SentenceDebias's principal components removed.
         iterations: INLP's classifiers.
         per_class: INLP/LEACE sentences per class.
@@ -105,6 +110,7 @@ def fit_posthoc(
         seed: Seed of INLP's clipping (the run's seed, as bias-bench's ``--seed``).
         split_seed: Seed of INLP's train/dev split (``inlp_split_seed``; bias-bench's
             ``random_state=0`` whatever its ``--seed``).
+        axis: The run's bias axis, recorded with the fit (``BiasAxis.record()``).
 
     Returns:
         The fitted erasure with its record filled in.
@@ -117,19 +123,24 @@ def fit_posthoc(
     pairs = pairs if pairs is not None else load_fit_pairs()
     start = time.perf_counter()
     if method == SENTENCE_DEBIAS:
-        chosen = select_counterfactual_pairs(documents, pairs, max_pairs=max_pairs)
-        counts = {"pairs": len(chosen)}
+        chosen = select_counterfactual_sets(documents, pairs, max_sets=max_pairs)
+        counts = {"pairs" if len(pairs.groups) == 2 else "sets": len(chosen)}
         selected = time.perf_counter()
         limit = min(SENTENCE_DEBIAS_MAX_TOKENS, scorer.max_length or SENTENCE_DEBIAS_MAX_TOKENS)
-        male, female = (
+        groups = [
             encode_sentences(scorer, clip_to_tokens(scorer.tokenizer, side, limit),
                              normalize=True)
-            for side in (chosen.male, chosen.female)
-        )  # fmt: skip
+            for side in chosen.sentences
+        ]  # fmt: skip
         encoded = time.perf_counter()
-        erasure = sentence_debias_subspace(male, female, k=components)
+        erasure = group_subspace(groups, components=components, names=pairs.groups)
     else:
-        inlp_sentences = select_inlp_sentences(
+        # bias-bench's INLP on race and religion: attribute vs neutral sentences; LEACE and
+        # gender INLP: one class per group and a neutral class.
+        select = select_attribute_sentences if method == INLP and binary_inlp(pairs) else (
+            select_inlp_sentences
+        )  # fmt: skip
+        inlp_sentences = select(
             documents, pairs, per_class=per_class, min_per_class=min_per_class, seed=seed
         )
         counts = inlp_sentences.counts()
@@ -145,13 +156,15 @@ def fit_posthoc(
             erasure.details["split_seed"] = split_seed
         else:
             erasure = leace_eraser(features, y)
-            erasure.details["labels"] = dict(INLP_LABELS)
+        erasure.details["labels"] = inlp_sentences.labels
     erasure.sentences_per_class = counts
     erasure.details.update(
         word_pairs={"source": pairs.source, "hash": pairs.hash, "pairs": len(pairs.pairs)},
         select_seconds=selected - start,
         encode_seconds=encoded - selected,
     )
+    if axis is not None:
+        erasure.details["bias_axis"] = axis.record()
     return erasure
 
 
