@@ -427,7 +427,10 @@ class Benchmark(ABC):
                     task_name=f"{self.axis or 'gender'} bias",
                     dataset_type=dataset_id or self.name,
                     dataset_name=dataset_name or self.name,
-                    dataset_config=self.language,
+                    # The hub groups results by task and dataset config: one entry per axis.
+                    dataset_config=self.language
+                    if self.axis is None
+                    else f"{self.language}-{self.axis}",
                     metric_type=metric.key,
                     metric_value=round(float(value), 6),
                     metric_name=f"{metric.label} ({when}, step {snapshot.step})",
