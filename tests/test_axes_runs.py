@@ -181,3 +181,20 @@ def test_evaluate_axis_errors_are_one_line(tiny_bert, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "religion" in err[-1] and err[-1].startswith("error:")
     assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_axis_warns_for_a_benchmark_that_measures_gender_only():
+    from cdsbias.cli import build_parser
+    from cdsbias.commands.evaluate import build_benchmarks
+
+    args = build_parser().parse_args(["evaluate", "m", "-b", "becpro,crows_pairs", "--axis",
+                                      "race"])  # fmt: skip
+    with pytest.warns(UserWarning, match=r"becpro measures gender only: --axis race"):
+        built = build_benchmarks(["becpro", "crows_pairs"], args)
+    assert [b.key for b in built] == ["becpro", "crows_pairs[race]"]
+    args = build_parser().parse_args(["evaluate", "m", "-b", "becpro", "--axis", "gender"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [b.key for b in build_benchmarks(["becpro"], args)] == ["becpro"]

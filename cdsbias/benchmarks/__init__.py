@@ -14,6 +14,7 @@ import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
+from cdsbias.benchmarks.axis_scope import split_key
 from cdsbias.benchmarks.base import (
     COMMON_KEYS,
     REGISTRY,
@@ -22,7 +23,6 @@ from cdsbias.benchmarks.base import (
     get_benchmark,
     list_benchmarks,
     register,
-    split_key,
 )
 from cdsbias.benchmarks.results import (
     BenchmarkResult,
@@ -37,7 +37,8 @@ from cdsbias.errors import CdsbiasError
 
 _NOT_BENCHMARKS = {
     "base", "results", "long_rows", "masked_pronoun", "becpro_bartl2020", "becpro_report",
-    "published", "kurita_probe", "scorings",
+    "published", "kurita_probe", "scorings", "axis_scope",
+    "stereoset_scores",
 }  # fmt: skip
 
 #: What is scored when nothing is named (the CLI's and the recipes' default).

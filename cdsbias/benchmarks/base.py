@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdsbias.benchmarks import scorings
+from cdsbias.benchmarks.axis_scope import axis_key, scope_options, split_key
 from cdsbias.benchmarks.long_rows import score_naming_long_rows
 from cdsbias.benchmarks.published import PublishedValue, published_notes
 from cdsbias.benchmarks.results import (
@@ -151,33 +152,19 @@ class Benchmark(ABC):
     def _scope_to_axis(
         self, axis: str | BiasAxis, options: dict[str, Any]
     ) -> tuple[dict[str, Any], str | None]:
-        """``options`` with the axis's scope where they leave it open, and the axis name
-        the benchmark then measures (None when explicit options chose another scope)."""
-        from cdsbias.axes import get_axis
-
-        given = {k: options[k] for k in self.axis_option_names if options.get(k) is not None}
-        if len(given) < len(self.axis_option_names):  # the axis fills the scope left open
-            axis = get_axis(axis)
-            return {**options, **self.axis_options(axis), **given}, axis.name
-        # The options chose the scope: they win, and name the axis only when they are its.
-        try:
-            axis = get_axis(axis)
-            scope = self.parse_options(self.axis_options(axis))
-        except CdsbiasError:
-            return options, None
-        chosen = self.parse_options(given)
-        same = all(getattr(chosen, k) == getattr(scope, k) for k in self.axis_option_names)
-        return options, axis.name if same else None
+        """:func:`cdsbias.benchmarks.axis_scope.scope_options` (a benchmark whose data can
+        fix its scope refines it)."""
+        return scope_options(self, axis, options)
 
     @property
     def key(self) -> str:
         """The name results go under: ``name``, or ``name[axis]`` when scoped to an axis
         (``crows_pairs[race]``), so that one run can score a benchmark on several axes."""
-        return self.name if self.axis is None else f"{self.name}[{self.axis}]"
+        return axis_key(self.name, self.axis)
 
     def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
         """95% intervals of headline metrics, ``{metric key: (low, high)}``, for the
-        cross-axis matrix (:mod:`cdsbias.runs.compare`); none by default."""
+        cross-axis matrix (:mod:`cdsbias.runs.axes_matrix`); none by default."""
         return {}
 
     # --------------------------------------------------------------- options
@@ -465,15 +452,6 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
         raise ValueError(f"Benchmark name '{cls.name}' is registered twice.")
     REGISTRY[cls.name] = cls
     return cls
-
-
-def split_key(key: str) -> tuple[str, str | None]:
-    """``"crows_pairs[race]"`` -> ``("crows_pairs", "race")``; ``"becpro"`` -> ``("becpro", None)``
-    (:attr:`Benchmark.key`)."""
-    name, bracket, rest = key.partition("[")
-    if bracket and rest.endswith("]"):
-        return name, rest[:-1]
-    return key, None
 
 
 def get_benchmark(name: str) -> type[Benchmark]:

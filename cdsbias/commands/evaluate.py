@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -192,13 +193,26 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
         raise CdsbiasError("--data names one file, so it takes one --benchmark; use --data-dir.")
     specs = option_specs(names, args.option, shorthand)
     axis = getattr(args, "axis", None)
-    return [
+    benchmarks = [
         build_benchmark(
             name, specs[name], axis=axis, data_file=args.data, data_dir=args.data_dir,
             language=args.language,
         )
         for name in names
     ]  # fmt: skip
+    if axis is not None:
+        from cdsbias.axes import get_axis
+
+        name = get_axis(axis).name
+        gender_only = [b.name for b in benchmarks if not b.axis_option_names]
+        if gender_only and name != "gender":
+            warnings.warn(
+                f"{', '.join(gender_only)} {'measures' if len(gender_only) == 1 else 'measure'} "
+                f"gender only: --axis {name} does not change "
+                "what they score; leave them out of --benchmark to score the axis alone",
+                stacklevel=2,
+            )
+    return benchmarks
 
 
 def self_debias_prefix(args: argparse.Namespace) -> str:
