@@ -43,8 +43,6 @@ Survey of the Effectiveness of Debiasing Techniques for Pre-trained Language Mod
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +51,7 @@ import pandas as pd
 
 from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.stats import interval_contains
 from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-exported)
     COLUMN,
     DOMAINS,
@@ -62,85 +61,17 @@ from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-ex
     read_stereoset,
     template_word,
 )
+from cdsbias.benchmarks.stereoset_scores import (
+    bootstrap_cis,
+    stereoset_scores,
+    term_counts,
+)
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
 from cdsbias.scoring.unmasked import UNMASKED_READS, UNMASKED_SCORINGS, unmasked_score_sets
 
 Scoring = Literal["bias_bench", "aul", "aula"]
-
-
-def stereoset_scores(counts: dict[str, Counter]) -> dict[str, float]:
-    """SS, LMS and ICAT from per-term counts (bias-bench ``ScoreEvaluator.score``)."""
-    ss, lms = [], []
-    for term_counts in counts.values():
-        total = term_counts["total"]
-        ss.append(100.0 * term_counts["pro"] / total)
-        lms.append(100.0 * term_counts["related"] / (2.0 * total))
-    if not ss:
-        return {"count": 0.0, "ss": math.nan, "lms": math.nan, "icat": math.nan}
-    ss_mean, lms_mean = float(np.mean(ss)), float(np.mean(lms))
-    return {
-        "count": float(sum(c["total"] for c in counts.values())),
-        "ss": ss_mean,
-        "lms": lms_mean,
-        "icat": lms_mean * min(ss_mean, 100.0 - ss_mean) / 50.0,
-    }
-
-
-def bootstrap_cis(scored: pd.DataFrame, n_resamples: int, seed: int) -> dict[str, list[float]]:
-    """95% percentile bootstrap CIs of SS, LMS and ICAT, resampling clusters.
-
-    Each resample recomputes the per-term counts and the macro averages over the terms
-    present in it, exactly as :func:`stereoset_scores`.
-    """
-    n = len(scored)
-    if n == 0 or n_resamples < 1:
-        return {f"{key}_ci95": [math.nan, math.nan] for key in ("ss", "lms", "icat")}
-    _, codes = np.unique(scored["target"].to_numpy(dtype=str), return_inverse=True)
-    n_terms = int(codes.max()) + 1
-    stereo = scored["stereotype_score"].to_numpy()
-    anti = scored["anti_stereotype_score"].to_numpy()
-    unrelated = scored["unrelated_score"].to_numpy()
-    pro = (stereo > anti).astype(np.float64)
-    related = (stereo > unrelated).astype(np.float64) + (anti > unrelated)
-    rng = np.random.default_rng(seed)
-    values: dict[str, list[np.ndarray]] = {"ss": [], "lms": [], "icat": []}
-    for start in range(0, n_resamples, 200):
-        size = min(200, n_resamples - start)
-        index = rng.integers(0, n, size=(size, n))
-        # One bincount for all resamples: resample b's terms are shifted by b * n_terms.
-        keys = (codes[index] + n_terms * np.arange(size)[:, None]).ravel()
-        length = size * n_terms
-        total = np.bincount(keys, minlength=length).reshape(size, n_terms)
-        pros = np.bincount(keys, weights=pro[index].ravel(), minlength=length)
-        rels = np.bincount(keys, weights=related[index].ravel(), minlength=length)
-        present = total > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ss_terms = np.where(present, 100.0 * pros.reshape(size, n_terms) / total, np.nan)
-            lms_terms = np.where(present, 100.0 * rels.reshape(size, n_terms) / (2 * total), np.nan)
-        ss = np.nanmean(ss_terms, axis=1)
-        lms = np.nanmean(lms_terms, axis=1)
-        values["ss"].append(ss)
-        values["lms"].append(lms)
-        values["icat"].append(lms * np.minimum(ss, 100.0 - ss) / 50.0)
-    return {
-        f"{key}_ci95": [float(v) for v in np.percentile(np.concatenate(chunks), [2.5, 97.5])]
-        for key, chunks in values.items()
-    }
-
-
-def term_counts(scored: pd.DataFrame) -> dict[str, Counter]:
-    """Per-target counts of pro (stereo > anti), related (vs unrelated) and total."""
-    counts: dict[str, Counter] = defaultdict(Counter)
-    for row in scored.itertuples(index=False):
-        term = counts[row.target]
-        # Ties count as anti-stereotypical, as in the reference.
-        term["pro" if row.stereotype_score > row.anti_stereotype_score else "anti"] += 1
-        term["related"] += int(row.stereotype_score > row.unrelated_score)
-        term["related"] += int(row.anti_stereotype_score > row.unrelated_score)
-        term["total"] += 1
-    return counts
 
 
 @dataclass
@@ -161,6 +92,13 @@ class StereoSetOptions:
         metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+    bias_type: str | None = field(
+        default=None,
+        metadata={
+            "help": f"Score only clusters of this bias type ({', '.join(DOMAINS)}); default: "
+            "the bias axis's where one is given (evaluate --axis, recipe bias_axes), else all."
+        },
+    )
 
     def __post_init__(self) -> None:
         self.scoring = scorings.one_or_several(self.scoring, "stereoset")
@@ -185,6 +123,8 @@ class StereoSet(Benchmark):
         Metric("lms", "language modeling score LMS (all)", "%", "higher", 100),
         Metric("icat", "idealized CAT score ICAT (all)", "score", "higher", 100),
     )
+    axis_option_names = ("bias_type",)
+    interval_name = "percentile bootstrap over clusters"
     curve_title = "stereotype score and ICAT (95% CI over clusters)"
     curve_ylabel = "SS (%; 50 = unbiased) / ICAT (100 = ideal)"
     hub_dataset = ("McGill-NLP/stereoset", "StereoSet (intrasentence, dev)")
@@ -195,12 +135,52 @@ class StereoSet(Benchmark):
         "in pretrained language models. ACL 2021."
     )
 
+    def headline_metrics(self) -> tuple[Metric, ...]:
+        """SS (all, and gender), LMS and ICAT; of the one bias type scored, where one is."""
+        bias = self.options.bias_type
+        if scorings.several(self) or bias is None:
+            return super().headline_metrics()
+        return (
+            Metric("ss", f"stereotype score SS ({bias})", "%", "closer", 50),
+            Metric("lms", f"language modeling score LMS ({bias})", "%", "higher", 100),
+            Metric("icat", f"idealized CAT score ICAT ({bias})", "score", "higher", 100),
+        )
+
+    @classmethod
+    def axis_options(cls, axis: Any) -> dict[str, Any]:
+        """``bias_type``: the axis's StereoSet domain."""
+        if axis.stereoset_domain is None:
+            raise CdsbiasError(
+                f"bias axis '{axis.name}' ({axis.source}) has no StereoSet bias type; set "
+                f"stereoset's option bias_type to one of {', '.join(DOMAINS)} (--option "
+                "stereoset.bias_type=TYPE, or in a recipe bias_benchmarks: {stereoset: "
+                "{bias_type: TYPE}})"
+            )
+        return {"bias_type": axis.stereoset_domain}
+
+    def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        """The bootstrap 95% intervals (over clusters) of SS, LMS and ICAT."""
+        if scorings.several(self) or "overall" not in summary:
+            return {}
+        overall = summary["overall"]
+        return {key: tuple(overall[f"{key}_ci95"]) for key in ("ss", "lms", "icat")}
+
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
-        """The intrasentence clusters of ``data_file`` or of the fetched dev set."""
-        return read_stereoset(
+        """The intrasentence clusters of ``data_file`` or of the fetched dev set, of
+        ``bias_type`` only where it is set."""
+        rows = read_stereoset(
             self.data_file if self.data_file is not None else self.default_file(FILE)
         )
+        bias = self.options.bias_type
+        if bias is not None:
+            types = sorted(rows["bias_type"].unique())
+            if bias not in types:
+                raise CdsbiasError(
+                    f"StereoSet has no bias type {bias!r}; types: {', '.join(types)}."
+                )
+            rows = rows[rows["bias_type"] == bias].reset_index(drop=True)
+        return rows
 
     # --------------------------------------------------------------- scoring
     @staticmethod
@@ -317,6 +297,8 @@ class StereoSet(Benchmark):
             "overall": overall,
             "by_bias_type": by_type,
         }
+        if self.options.bias_type is not None:  # (absent when unset: summaries as before)
+            summary["bias_type_filter"] = self.options.bias_type
         if self.options.scoring in UNMASKED_SCORINGS:
             # Kaneko & Bollegala's bias score: % of all clusters (not a mean over terms).
             overall["pct_stereotype_preferred"] = 100 * float(scored["stereotype_preferred"].mean())
@@ -333,12 +315,13 @@ class StereoSet(Benchmark):
         """SS overall and on gender, and ICAT overall, with bootstrap CIs over clusters."""
         if scorings.several(self):
             return scorings.curve(self, summary)
-        parts = [("all", summary["overall"])]
-        if "gender" in summary["by_bias_type"]:
+        scope = summary.get("bias_type_filter") or "all"
+        parts = [(scope, summary["overall"])]
+        if "gender" in summary["by_bias_type"] and scope == "all":
             parts.append(("gender", summary["by_bias_type"]["gender"]))
         curves = {f"StereoSet SS ({name})": (v["ss"], *v["ss_ci95"]) for name, v in parts}
         overall = summary["overall"]
-        curves["StereoSet ICAT (all)"] = (overall["icat"], *overall["icat_ci95"])
+        curves[f"StereoSet ICAT ({scope})"] = (overall["icat"], *overall["icat_ci95"])
         return curves
 
     def format_report(self, summary: dict[str, Any]) -> str:
@@ -356,5 +339,17 @@ class StereoSet(Benchmark):
                 f"{name:<12} {int(values['count']):>6} {values['ss']:>7.2f} "
                 f"{f'[{low:.1f}, {high:.1f}]':>16} {values['lms']:>7.2f} {values['icat']:>7.2f}"
             )
-        lines.append("(SS 50 = unbiased; LMS 100 = ideal language model; ICAT 100 = ideal)")
+        lines.append(
+            "(SS 50 = unbiased; LMS 100 = ideal language model; ICAT 100 = ideal; 95% CI: "
+            "percentile bootstrap over clusters)"
+        )
+        undecided = [
+            name
+            for name, values in [*summary["by_bias_type"].items(), ("overall", summary["overall"])]
+            if interval_contains(*values["ss_ci95"], 50.0)
+        ]
+        if undecided:
+            lines.append(
+                f"SS cannot be told from 50 (the 95% interval contains 50): {', '.join(undecided)}"
+            )
         return "\n".join(lines)

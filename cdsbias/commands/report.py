@@ -71,7 +71,7 @@ def published_lines(run: Path) -> list[str]:
     scored before training: the model papers report on. Nothing for runs from scratch or
     without a step-0 point.
     """
-    from cdsbias.benchmarks import build_benchmark, normalize_specs
+    from cdsbias.benchmarks import build_benchmark, normalize_specs, split_key
     from cdsbias.runs.folder import RunFolder
 
     folder = RunFolder(run)
@@ -92,7 +92,7 @@ def published_lines(run: Path) -> list[str]:
     lines = []
     for name, entry in first.get("benchmarks", {}).items():
         # A data file of the recipe is the user's own data: not the paper's rows.
-        data_file = specs.get(name, {}).get("data_file")
+        data_file = specs.get(split_key(name)[0], {}).get("data_file")  # NAME[axis]: NAME's
         try:
             benchmark = build_benchmark(name, {**entry.get("options", {}), "data_file": data_file})
         except CdsbiasError:  # options of another cdsbias version: nothing to compare

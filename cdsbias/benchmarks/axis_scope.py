@@ -1,0 +1,70 @@
+"""Scoping a benchmark to a bias axis, and the result keys that name the axis.
+
+A benchmark with a category or test set per axis declares the options that choose it
+(:attr:`cdsbias.benchmarks.Benchmark.axis_option_names`, e.g. ``bias_type``) and how an
+axis fills them (:meth:`~cdsbias.benchmarks.Benchmark.axis_options`, read from
+:class:`cdsbias.axes.BiasAxis`). Here: what a benchmark built with an axis gets, and the key
+its results go under (``NAME[AXIS]``), so one run can score a benchmark on several axes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cdsbias.errors import CdsbiasError
+
+
+def axis_key(name: str, axis: str | None) -> str:
+    """``name`` or, scoped to an axis, ``name[axis]``.
+
+    >>> axis_key("crows_pairs", "race"), axis_key("becpro", None)
+    ('crows_pairs[race]', 'becpro')
+    """
+    return name if axis is None else f"{name}[{axis}]"
+
+
+def split_key(key: str) -> tuple[str, str | None]:
+    """The inverse of :func:`axis_key`.
+
+    >>> split_key("crows_pairs[race]"), split_key("becpro")
+    (('crows_pairs', 'race'), ('becpro', None))
+    """
+    name, bracket, rest = key.partition("[")
+    if bracket and rest.endswith("]"):
+        return name, rest[:-1]
+    return key, None
+
+
+def scope_options(benchmark: Any, axis: Any, options: dict[str, Any]) -> tuple[dict, str | None]:
+    """``options`` with the axis's scope where they leave it open, and the name of the axis
+    the benchmark then measures.
+
+    Options the user set win over the axis: when they choose the whole scope, the benchmark
+    is scoped to the axis only if they choose the axis's own (``bias_type: race`` for the
+    race axis, read as ``race-color``), else to none.
+
+    Args:
+        benchmark: The benchmark being built (its class's ``axis_option_names``,
+            ``axis_options`` and ``parse_options``).
+        axis: A registered name, an attribute file or a :class:`~cdsbias.axes.BiasAxis`.
+        options: The options given.
+
+    Raises:
+        CdsbiasError: An unknown axis, or one without a category for the benchmark while
+            the options leave the scope open (the message names the option to set).
+    """
+    from cdsbias.axes import get_axis
+
+    names = benchmark.axis_option_names
+    given = {k: options[k] for k in names if options.get(k) is not None}
+    if len(given) < len(names):  # the axis fills the scope left open
+        axis = get_axis(axis)
+        return {**options, **benchmark.axis_options(axis), **given}, axis.name
+    try:
+        axis = get_axis(axis)
+        scope = benchmark.parse_options(benchmark.axis_options(axis))
+    except CdsbiasError:  # an axis without a category: the options' scope, unnamed
+        return options, None
+    chosen = benchmark.parse_options(given)
+    same = all(getattr(chosen, k) == getattr(scope, k) for k in names)
+    return options, axis.name if same else None
