@@ -32,8 +32,8 @@ from cdsbias.benchmarks.results import (
     UndefinedStatisticWarning,
     _is_numpy_noise,
     _json_default,
-    format_value,
-    table_cell,
+    hub_eval_results,
+    metrics_table,
 )
 from cdsbias.errors import CdsbiasError, unknown_name_error
 from cdsbias.options import build_dataclass
@@ -372,64 +372,32 @@ class Benchmark(ABC):
     def card_section(self, before: Snapshot | None, after: Snapshot) -> str:
         """The model card's markdown for this benchmark, before vs after training.
 
-        The default is a table of the headline metrics with their change; benchmarks
-        add what a reader needs to trust the numbers (CIs, tests, a verdict).
+        The default is a table of the headline metrics with their change
+        (:func:`~cdsbias.benchmarks.results.metrics_table`); benchmarks add what a reader
+        needs to trust the numbers (CIs, tests, a verdict).
         """
-        lines = [
-            f"| metric | unit | better | before (step {before.step if before else '-'}) "
-            f"| after (step {after.step}) | change |",
-            "|---|---|---|---|---|---|",
-        ]
-        metrics = self.headline_metrics() or tuple(
-            Metric(key, key, "", "closer") for key in sorted(after.metrics)
-        )
-        for metric in metrics:
-            start = before.metrics.get(metric.key) if before else None
-            end = after.metrics.get(metric.key)
-            lines.append(
-                f"| {table_cell(metric.label)} | {metric.unit} | {metric.direction} | "
-                f"{format_value(start)} | {format_value(end)} | {metric.change(start, end)} |"
-            )
-        return "\n".join(lines)
+        return metrics_table(self.headline_metrics(), before, after)
 
     def eval_results(self, snapshot: Snapshot, *, when: str) -> list[EvalResult]:
-        """Hub ``EvalResult`` entries (``model-index``) for the headline metrics at a step.
+        """Hub ``EvalResult`` entries (``model-index``) for the headline metrics at a step
+        (:func:`~cdsbias.benchmarks.results.hub_eval_results`; one hub entry per axis).
 
         Args:
             snapshot: The step's metrics.
             when: ``"before"`` or ``"after"`` training; with the step it goes into the
                 metric's name and ``args`` so both survive on the hub and round-trip.
         """
-        from huggingface_hub import EvalResult
-
         dataset_id, dataset_name = self.hub_dataset
-        results = []
-        for metric in self.headline_metrics():
-            value = snapshot.metrics.get(metric.key)
-            if value is None or not math.isfinite(value):
-                continue
-            results.append(
-                EvalResult(
-                    task_type="fill-mask",
-                    task_name=f"{self.axis or 'gender'} bias",
-                    dataset_type=dataset_id or self.name,
-                    dataset_name=dataset_name or self.name,
-                    # The hub groups results by task and dataset config: one entry per axis.
-                    dataset_config=self.language
-                    if self.axis is None
-                    else f"{self.language}-{self.axis}",
-                    metric_type=metric.key,
-                    metric_value=round(float(value), 6),
-                    metric_name=f"{metric.label} ({when}, step {snapshot.step})",
-                    metric_args={
-                        "step": snapshot.step,
-                        "when": when,
-                        "unit": metric.unit,
-                        "better": metric.direction,
-                    },
-                )
-            )
-        return results
+        return hub_eval_results(
+            self.headline_metrics(),
+            snapshot,
+            when=when,
+            task_name=f"{self.axis or 'gender'} bias",
+            dataset_type=dataset_id or self.name,
+            dataset_name=dataset_name or self.name,
+            # The hub groups results by task and dataset config: one entry per axis.
+            dataset_config=self.language if self.axis is None else f"{self.language}-{self.axis}",
+        )
 
 
 def check_scorer_options(benchmarks: list[Benchmark], scorer: MaskedLMScorer) -> None:

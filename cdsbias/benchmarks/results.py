@@ -18,6 +18,7 @@ from cdsbias.io import atomic_output_dir
 
 if TYPE_CHECKING:
     import pandas as pd
+    from huggingface_hub import EvalResult
 
 
 @dataclass
@@ -162,3 +163,67 @@ def write_result(result: BenchmarkResult, out_dir: str | Path) -> Path:
         result.rows.to_csv(staging / "rows.tsv", sep="\t", index=False, lineterminator="\n")
         (staging / "summary.json").write_text(to_json(result.summary), encoding="utf-8")
     return final
+
+
+def metrics_table(metrics: tuple[Metric, ...], before: Snapshot | None, after: Snapshot) -> str:
+    """A model-card table of ``metrics`` before vs after training, with their change.
+
+    With no headline metrics, every metric of ``after`` is listed (direction "closer").
+    """
+    lines = [
+        f"| metric | unit | better | before (step {before.step if before else '-'}) "
+        f"| after (step {after.step}) | change |",
+        "|---|---|---|---|---|---|",
+    ]
+    metrics = metrics or tuple(Metric(key, key, "", "closer") for key in sorted(after.metrics))
+    for metric in metrics:
+        start = before.metrics.get(metric.key) if before else None
+        end = after.metrics.get(metric.key)
+        lines.append(
+            f"| {table_cell(metric.label)} | {metric.unit} | {metric.direction} | "
+            f"{format_value(start)} | {format_value(end)} | {metric.change(start, end)} |"
+        )
+    return "\n".join(lines)
+
+
+def hub_eval_results(
+    metrics: tuple[Metric, ...],
+    snapshot: Snapshot,
+    *,
+    when: str,
+    task_name: str,
+    dataset_type: str,
+    dataset_name: str,
+    dataset_config: str,
+) -> list[EvalResult]:
+    """Hub ``EvalResult`` entries for the finite ``metrics`` of ``snapshot``.
+
+    The step and ``when`` (before/after training) go into each metric's name and
+    ``args`` so that both survive on the hub and round-trip.
+    """
+    from huggingface_hub import EvalResult
+
+    results = []
+    for metric in metrics:
+        value = snapshot.metrics.get(metric.key)
+        if value is None or not math.isfinite(value):
+            continue
+        results.append(
+            EvalResult(
+                task_type="fill-mask",
+                task_name=task_name,
+                dataset_type=dataset_type,
+                dataset_name=dataset_name,
+                dataset_config=dataset_config,
+                metric_type=metric.key,
+                metric_value=round(float(value), 6),
+                metric_name=f"{metric.label} ({when}, step {snapshot.step})",
+                metric_args={
+                    "step": snapshot.step,
+                    "when": when,
+                    "unit": metric.unit,
+                    "better": metric.direction,
+                },
+            )
+        )
+    return results

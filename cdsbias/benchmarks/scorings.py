@@ -26,15 +26,42 @@ import copy
 import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from cdsbias.errors import CdsbiasError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from cdsbias.benchmarks.base import Benchmark
     from cdsbias.benchmarks.results import Metric
+
+
+class Benchmark(Protocol):
+    """What this module reads of a benchmark (:class:`cdsbias.benchmarks.base.Benchmark`).
+
+    A protocol rather than an import: base.py builds its several-scorings behaviour on
+    this module, so importing base back would make a circle.
+    """
+
+    name: str
+    options: Any
+    unmasked_scorings: ClassVar[Mapping[str, str]]
+
+    def summarize(self, scored: pd.DataFrame) -> tuple[dict[str, Any], dict[str, float]]: ...
+
+    def headline_metrics(self) -> tuple[Metric, ...]: ...
+
+    def curve(
+        self, summary: dict[str, Any]
+    ) -> dict[str, tuple[float, float | None, float | None]]: ...
+
+    def format_report(self, summary: dict[str, Any]) -> str: ...
+
+    def published_notes(self, model_id: str | None, metrics: Mapping[str, float]) -> list[str]: ...
+
+
+#: One benchmark's type, kept through :func:`single`.
+BenchmarkT = TypeVar("BenchmarkT", bound=Benchmark)
 
 
 def chosen(scoring: str | Sequence[str] | None) -> list[str]:
@@ -67,7 +94,7 @@ def several(benchmark: Benchmark) -> bool:
     return len(chosen(getattr(benchmark.options, "scoring", None))) > 1
 
 
-def single(benchmark: Benchmark, scoring: str) -> Benchmark:
+def single(benchmark: BenchmarkT, scoring: str) -> BenchmarkT:
     """A copy of ``benchmark`` with the one ``scoring`` (it shares the loaded rows)."""
     one = copy.copy(benchmark)
     one.options = dataclasses.replace(benchmark.options, scoring=scoring)
