@@ -3,7 +3,7 @@
 bias-bench swaps whitespace tokens and nothing else. These rules make the counterfactual
 read as English; every rule looks only at the neighbouring words, so it is fast enough for
 a streamed corpus and the same on every machine. Each rule is checked by the gold sets
-(``cdsbias/resources/axes/gold_en_axes_*.tsv``, docs/axes.md).
+(``tests/assets/cds/gold_en_axes*.tsv``, docs/axes.md).
 
 1. **Which tuple** (adjective vs noun use). A word listed in several tuples of its group
    (religion's "muslim" is in the adjective tuple muslim/jewish and the noun tuple
