@@ -252,3 +252,18 @@ def test_a_user_axis_file_works_in_any_language(tmp_path):
     out = mapper({"text": ["Der Young-Club und die Youth."]})
     assert out["text"] == ["Der Young-Club und die Youth.", "Der Old-Club und die Elder."]
     assert not is_gender(str(words)) and is_gender("Gender")
+
+
+def test_the_card_names_the_axis_and_cites_bias_bench():
+    from cdsbias.cds.treatment import CorpusTreatment
+
+    religion = CorpusTreatment({"cds_mode": "cda", "bias_axis": "religion"})
+    assert religion.label == "CDA (religion)"
+    assert "n-ary counterfactual data augmentation" in religion.card_text("GAP")
+    assert "'religion' axis" in religion.card_text("GAP")
+    assert religion.citations[0].startswith("Meade, N.")
+    every = CorpusTreatment({"cds_mode": "cds", "bias_axis": "race", "cds_counterfactuals": "all"})
+    assert every.label == "CDS p=0.5 (race, all groups)"
+    gender = CorpusTreatment({"cds_mode": "cda", "bias_axis": "gender"})
+    assert gender.card_text("GAP") == CorpusTreatment({"cds_mode": "cda"}).card_text("GAP")
+    assert gender.label == "CDA"
