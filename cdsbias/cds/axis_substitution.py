@@ -113,12 +113,11 @@ class AxisSubstituter:
         for found in self._search.finditer(text):
             start, end = found.span()
             word = found.group()
-            before = [m for m in TOKEN.finditer(text, max(0, start - WINDOW), start)]
-            after = [m for m in TOKEN.finditer(text, end, min(len(text), end + WINDOW))]
+            before = list(TOKEN.finditer(text, max(0, start - WINDOW), start))
+            after = list(TOKEN.finditer(text, end, min(len(text), end + WINDOW)))
             lower = word.lower()
-            group = self.axis.group_of(lower)
-            assert group is not None  # the search only finds listed words
-            candidates = self._tuples[(lower, group)]
+            group = self.axis.group_of(lower)  # never None: the search finds listed words
+            candidates = self._tuples[(lower, group)]  # type: ignore[index]
             if self.english:
                 reason = self._keep_reason(lower, word, before, after, start)
                 if reason:
