@@ -157,41 +157,54 @@ class AxisCounterfactualMapper:
                 f"Column '{self.column}' not found; available: {', '.join(sorted(batch))}"
             )
         texts = batch[self.column]
-        keys = (
-            [str(value) for value in batch[self.id_column]]
-            if self.id_column
-            else [text_key(text) for text in texts]
-        )
+        ids = batch[self.id_column] if self.id_column else None
         identity = self._groups(list(range(self.axis.k)))
-        output: dict[str, list[Any]] = {name: [] for name in batch}
-        output["counterfactual"] = []
-        output[GROUPS_COLUMN] = []
-        if self.report:
-            output[REPORT_COLUMN] = []
         substituter = self.substituter
-        for row, (text, key) in enumerate(zip(texts, keys, strict=True)):
+        # One entry per output row: the input row it copies, its text, flag and groups;
+        # the other columns are gathered once at the end (cheaper than row by row).
+        sources: list[int] = []
+        new_texts: list[str] = []
+        flags: list[bool] = []
+        groups: list[dict[str, str]] = []
+        records: list[str] = []
+        for row, text in enumerate(texts):
+            # The key (a hash of the text when there is no id) is computed only when a
+            # coin or a draw needs it: most documents of a corpus name no group.
+            key = None if ids is None else str(ids[row])
             rendered: list[tuple[str, list[int], list[Any]]] = []
             analysis = None
-            if self.mode == "cda" or should_substitute(self.seed, key, self.probability):
-                if self.report or substituter.has_match(text):
-                    analysis = substituter.analyse(text, unlisted=self.report)
-                if analysis is not None and analysis.matches:
+            if self.mode == "cds":
+                key = key if key is not None else text_key(text)
+                chosen = should_substitute(self.seed, key, self.probability)
+            else:
+                chosen = True
+            if chosen:
+                analysis = substituter.analyse(text, unlisted=self.report)
+                if analysis.matches:
+                    key = key if key is not None else text_key(text)
                     for mapping in self.mappings(key):
                         edits = substituter.edits(analysis, mapping)
                         rendered.append((apply_edits(text, edits), mapping, edits))
-            rows: list[tuple[str, bool, dict[str, str]]] = []
+            first = len(sources)
             if self.mode == "cda" or not rendered:
-                rows.append((text, False, identity))
-            rows.extend((new, True, self._groups(mapping)) for new, mapping, _ in rendered)
-            for number, (new_text, flag, groups) in enumerate(rows):
-                for name, values in batch.items():
-                    output[name].append(values[row])
-                output[self.column][-1] = new_text
-                output["counterfactual"].append(flag)
-                output[GROUPS_COLUMN].append(groups)
-                if self.report:
-                    record = self._record(analysis, rendered) if number == 0 else ""
-                    output[REPORT_COLUMN].append(record)
+                sources.append(row)
+                new_texts.append(text)
+                flags.append(False)
+                groups.append(identity)
+            for new_text, mapping, _ in rendered:
+                sources.append(row)
+                new_texts.append(new_text)
+                flags.append(True)
+                groups.append(self._groups(mapping))
+            if self.report:
+                records.append(self._record(analysis, rendered))
+                records.extend([""] * (len(sources) - first - 1))
+        output = {name: [values[row] for row in sources] for name, values in batch.items()}
+        output[self.column] = new_texts
+        output["counterfactual"] = flags
+        output[GROUPS_COLUMN] = groups
+        if self.report:
+            output[REPORT_COLUMN] = records
         return output
 
     def _record(self, analysis: Any, rendered: list[tuple[str, list[int], list[Any]]]) -> str:
