@@ -1,4 +1,5 @@
-"""Counterfactual data substitution (CDS) and augmentation (CDA) for gender.
+"""Counterfactual data substitution (CDS) and augmentation (CDA): gender, and any other
+bias axis (race, religion, a user's file; cdsbias.axes).
 
 Entry points:
 
@@ -10,8 +11,12 @@ Entry points:
 * ``load_corpus`` / ``write_corpus`` (corpus_io): text/JSON lines/CSV/Parquet files or a
   ``datasets`` id in, ``.jsonl``/``.parquet``/``save_to_disk`` folder out.
 * ``build_substituter`` (spacy_analysis): choose the rule-based or spaCy analyser.
+* ``AxisSubstituter`` (axis_substitution) / ``AxisCounterfactualMapper`` (axis_corpus): n-ary
+  CDA and CDS for an axis other than gender (docs/axes.md).
 """
 
+from cdsbias.cds.axis_corpus import AxisCounterfactualMapper
+from cdsbias.cds.axis_substitution import AxisSubstituter
 from cdsbias.cds.corpus import (
     DEFAULT_PROBABILITY,
     MODES,
@@ -32,6 +37,8 @@ __all__ = [
     "DEFAULT_PROBABILITY",
     "LANGUAGES",
     "MODES",
+    "AxisCounterfactualMapper",
+    "AxisSubstituter",
     "CounterfactualMapper",
     "CounterfactualSubstituter",
     "Edit",

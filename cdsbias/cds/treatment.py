@@ -20,6 +20,10 @@ CDS_CITATIONS = (
     "Bartl, M., Nissim, M., & Gatt, A. (2020). Unmasking Contextual Stereotypes: Measuring "
     "and Mitigating BERT's Gender Bias. GeBNLP @ COLING 2020.",
 )
+NARY_CDA_CITATION = (
+    "Meade, N., Poole-Dayan, E., & Reddy, S. (2022). An Empirical Survey of the Effectiveness "
+    "of Debiasing Techniques for Pre-trained Language Models. ACL 2022."
+)
 CDA_CITATION = (
     "Webster, K., Wang, X., Tenney, I., Beutel, A., Pitler, E., Pavlick, E., Chen, J., Chi, E., "
     "& Petrov, S. (2020). Measuring and Reducing Gendered Correlations in Pre-trained Models. "
@@ -42,6 +46,16 @@ class CorpusTreatment:
         #: ``binary``, ``neutral`` or ``binary+neutral`` (cdsbias.cds.forms).
         self.forms = values.get("gender_forms", "binary")
         self.neutral_pronouns = values.get("neutral_pronouns", "they")
+        #: The axis whose words were substituted (cdsbias.axes); gender unless set.
+        self.axis = str(values.get("bias_axis", "gender"))
+        self.counterfactuals = values.get("cds_counterfactuals", "one")
+
+    @property
+    def nary(self) -> bool:
+        """Whether an axis other than gender was substituted (cdsbias.cds.axis_corpus)."""
+        from cdsbias.cds.axis_corpus import is_gender
+
+        return not is_gender(self.axis)
 
     @property
     def label(self) -> str:
@@ -49,6 +63,8 @@ class CorpusTreatment:
         if self.mode == "none":
             return "original text"
         text = f"CDS p={self.probability}" if self.mode == "cds" else "CDA"
+        if self.nary:
+            return f"{text} ({self.axis}{', all groups' if self.counterfactuals == 'all' else ''})"
         if self.forms != "binary":
             text += f" {self.forms} ({self.neutral_pronouns})"
         return text + ("" if self.names else " (no names)")
@@ -62,6 +78,8 @@ class CorpusTreatment:
 
     @property
     def citations(self) -> list[str]:
+        if self.nary and self.mode != "none":
+            return [NARY_CDA_CITATION]
         return {"cds": list(CDS_CITATIONS), "cda": [CDA_CITATION]}.get(self.mode, [])
 
     def card_text(self, corpus: str) -> str:
@@ -74,6 +92,8 @@ class CorpusTreatment:
             )
         if self.mode == "none":
             return f"trained on {corpus} as it is (no counterfactual substitution)"
+        if self.nary:
+            return self._nary_card_text(corpus)
         from cdsbias.cds.languages import language_class
 
         language = language_class(self.language)
@@ -106,4 +126,27 @@ class CorpusTreatment:
             f"trained with **counterfactual data substitution** (CDS, Hall Maudslay et al. "
             f"2019; Bartl et al. 2020) on {corpus} in which {swapped}, each document with "
             f"probability p = {self.probability}"
+        )
+
+    def _nary_card_text(self, corpus: str) -> str:
+        """The card's sentence for an axis other than gender (race, religion, a file)."""
+        if self.counterfactuals == "all":
+            swapped = (
+                f"one copy per other group of the '{self.axis}' axis, in which every group's "
+                "words were replaced by the next group's (the cyclic shifts of the groups)"
+            )
+        else:
+            swapped = (
+                f"a copy in which each group of the '{self.axis}' axis was replaced by another "
+                "group drawn at random (per document, as Meade et al. 2022)"
+            )
+        if self.mode == "cda":
+            return (
+                f"trained with **n-ary counterfactual data augmentation** (CDA, Meade et al. "
+                f"2022) on {corpus} plus, for each document naming a group, {swapped}"
+            )
+        return (
+            f"trained with **n-ary counterfactual data substitution** on {corpus}, each "
+            f"document naming a group replaced with probability p = {self.probability} by "
+            f"{swapped}"
         )
