@@ -192,7 +192,14 @@ def test_compare_shows_the_label_and_trainable_count(method_run, tmp_path, capsy
     assert cli(["compare", str(run), "--out", str(tmp_path / "compare")]) == 0
     recorded = json.loads((run / RUN_INFO_FILE).read_text())["method"]
     table = (tmp_path / "compare" / "comparison.md").read_text()
-    assert f"| {recorded['label']} · CDS p=1.0 |" in table
+    import yaml
+
+    from cdsbias.axes import get_axis
+
+    axis = get_axis(yaml.safe_load((run / "recipe.yaml").read_text())["bias_axis"]).name
+    # The corpus treatment names an axis other than gender (cdsbias.cds.treatment).
+    treatment = "CDS p=1.0" if axis == "gender" else f"CDS p=1.0 ({axis})"
+    assert f"| {recorded['label']} · {treatment} |" in table
     assert f"{recorded['trainable_parameters']:,}" in table
     assert name in recorded["methods"]
     csv = pd.read_csv(tmp_path / "compare" / "comparison.csv")

@@ -58,13 +58,26 @@ class CorpusTreatment:
         return not is_gender(self.axis)
 
     @property
+    def axis_name(self) -> str:
+        """The axis as a reader names it: ``religion``, or a file's key or stem (``age``
+        for ``/data/age.tsv``), so that labels and cards do not carry local paths."""
+        from cdsbias.axes import is_axis_file
+        from cdsbias.axes.files import split_reference
+
+        if not is_axis_file(self.axis):
+            return self.axis
+        path, key = split_reference(self.axis)
+        return key or path.stem
+
+    @property
     def label(self) -> str:
         """``CDS p=1.0``, ``CDA`` or ``original text`` (plus ``(no names)``)."""
         if self.mode == "none":
             return "original text"
         text = f"CDS p={self.probability}" if self.mode == "cds" else "CDA"
         if self.nary:
-            return f"{text} ({self.axis}{', all groups' if self.counterfactuals == 'all' else ''})"
+            groups = ", all groups" if self.counterfactuals == "all" else ""
+            return f"{text} ({self.axis_name}{groups})"
         if self.forms != "binary":
             text += f" {self.forms} ({self.neutral_pronouns})"
         return text + ("" if self.names else " (no names)")
@@ -132,13 +145,13 @@ class CorpusTreatment:
         """The card's sentence for an axis other than gender (race, religion, a file)."""
         if self.counterfactuals == "all":
             swapped = (
-                f"one copy per other group of the '{self.axis}' axis, in which every group's "
+                f"one copy per other group of the '{self.axis_name}' axis, in which every group's "
                 "words were replaced by the next group's (the cyclic shifts of the groups)"
             )
         else:
             swapped = (
-                f"a copy in which each group of the '{self.axis}' axis was replaced by another "
-                "group drawn at random (per document, as Meade et al. 2022)"
+                f"a copy in which each group of the '{self.axis_name}' axis was replaced by "
+                "another group drawn at random (per document, as Meade et al. 2022)"
             )
         if self.mode == "cda":
             return (
