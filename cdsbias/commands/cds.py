@@ -80,8 +80,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--mode",
         choices=("cds", "cda"),
-        default="cds",
-        help="cds: replace rows with probability P; cda: keep each row and add its counterfactual",
+        default=None,
+        help="cds: replace rows with probability P; cda: keep each row and add its "
+        "counterfactual (default: cds for gender, cda, as bias-bench, for other axes)",
+    )
+    parser.add_argument(
+        "--axis",
+        default="gender",
+        metavar="AXIS",
+        help="the bias axis whose words are substituted: gender (default; today's engines), "
+        "race, religion, or an attribute file (FILE.tsv, FILE.json[#key]); docs/axes.md",
+    )
+    parser.add_argument(
+        "--counterfactuals",
+        choices=("one", "all"),
+        default=None,
+        help="axes other than gender: one (default: each group to a drawn other group, "
+        "bias-bench's CDA) or all (the k-1 cyclic shifts of the groups, deterministic)",
     )
     parser.add_argument(
         "--analyzer",
@@ -157,10 +172,21 @@ def gender_forms(args: argparse.Namespace) -> GenderForms | None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs ``cdsbias cds`` on a GAP file or a corpus (by the input's kind)."""
+    from cdsbias.cds.axis_corpus import is_gender
     from cdsbias.cds.languages import language_class
     from cdsbias.errors import CdsbiasError
 
     language_class(args.language)  # an unknown code: did-you-mean, before anything is read
+    if not is_gender(args.axis):
+        from cdsbias.commands.cds_axis import run_axis
+
+        return run_axis(args)
+    if args.counterfactuals is not None:
+        raise CdsbiasError(
+            "--counterfactuals applies to axes of more than two groups (--axis race, religion "
+            "or a file); gender's counterfactual is its one swap. Drop it."
+        )
+    args.mode = args.mode or "cds"
     args.gender_forms = gender_forms(args)
     if args.forms == "neutral" and (args.word_pairs or args.name_pairs):
         raise CdsbiasError(

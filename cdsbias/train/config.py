@@ -230,6 +230,14 @@ class CDSConfig:
     neutral_names: bool = field(
         default=False, metadata={"help": "Neutral rewriting replaces given names by unisex names."}
     )
+    cds_counterfactuals: str = field(
+        default="one",
+        metadata={
+            "help": "Axes other than gender (bias_axis): one (each group to a drawn other "
+            "group, bias-bench's CDA) or all (the k-1 cyclic shifts of the groups); "
+            "cds_mode then defaults to cda (cdsbias.cds.axis_corpus, docs/axes.md)."
+        },
+    )
 
     def forms(self) -> GenderForms:
         """The gender-form settings (cdsbias.cds.forms)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.data.corpora import (
     BUILTIN_CORPORA,
     open_corpus,
@@ -137,12 +138,19 @@ class TrainingData:
 
 
 def build_training_data(
-    data: DataConfig, cds: CDSConfig, tokenizer: Any, *, seed: int, documents: Any = None
+    data: DataConfig,
+    cds: CDSConfig,
+    tokenizer: Any,
+    *,
+    seed: int,
+    documents: Any = None,
+    axis: str = DEFAULT_AXIS,
 ) -> TrainingData:
     """Builds the tokenized training set (CDS applied) and the held-out set (original text,
     masked once with a fixed seed so its loss is comparable across checkpoints).
 
-    ``documents`` are :func:`load_documents` of ``data`` when the caller has read them.
+    ``documents`` are :func:`load_documents` of ``data`` when the caller has read them;
+    ``axis`` is the recipe's ``bias_axis``, whose words CDS substitutes.
     """
     if documents is None:
         documents = load_documents(data)
@@ -154,7 +162,7 @@ def build_training_data(
     n_counterfactual = 0
     if cds.cds_mode != "none":
         train_docs = train_docs.map(
-            counterfactual_mapper(cds, train_docs.column_names), batched=True,
+            counterfactual_mapper(cds, train_docs.column_names, axis), batched=True,
             num_proc=data.preprocessing_num_workers, desc="counterfactual substitution",
         )  # fmt: skip
         n_counterfactual = int(sum(train_docs["counterfactual"]))
@@ -168,13 +176,23 @@ def build_training_data(
     return TrainingData(train, heldout, len(documents), n_counterfactual)
 
 
-def counterfactual_mapper(cds: CDSConfig, columns: Any) -> Any:
-    """The recipe's ``CounterfactualMapper``: coins keyed by ``id``, else by the text."""
+def counterfactual_mapper(cds: CDSConfig, columns: Any, axis: str = DEFAULT_AXIS) -> Any:
+    """The recipe's mapper, coins keyed by ``id``, else by the text: gender's
+    ``CounterfactualMapper`` (exactly as before axes existed), or for any other axis the
+    n-ary ``AxisCounterfactualMapper`` (cdsbias.cds.axis_corpus)."""
     from cdsbias.cds import CounterfactualMapper
+    from cdsbias.cds.axis_corpus import AxisCounterfactualMapper, is_gender
 
+    id_column = "id" if "id" in (columns or ()) else None
+    if not is_gender(axis):
+        return AxisCounterfactualMapper(
+            "text", axis=axis, mode=cds.cds_mode, probability=cds.cds_probability,
+            seed=cds.cds_seed, id_column=id_column, counterfactuals=cds.cds_counterfactuals,
+            language=cds.cds_language,
+        )  # fmt: skip
     return CounterfactualMapper(
         "text", mode=cds.cds_mode, probability=cds.cds_probability, seed=cds.cds_seed,
-        names=cds.cds_names, id_column="id" if "id" in (columns or ()) else None,
+        names=cds.cds_names, id_column=id_column,
         language=cds.cds_language,
         language_options=None if cds.cds_agreement else {"agreement": False},
         gender_forms=cds.forms(),

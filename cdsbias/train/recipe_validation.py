@@ -47,6 +47,7 @@ def validate_recipe(recipe: Any, command_line: dict[str, Any]) -> None:
     if not 0.0 <= cds.cds_probability <= 1.0:
         raise CdsbiasError(f"cds_probability must be in [0, 1], got {cds.cds_probability}.")
     language_class(cds.cds_language)  # an unknown code: did-you-mean, before any work
+    validate_axis_cds(recipe)
     cds.forms().validate(cds.cds_language)
     if not cds.cds_agreement and cds.cds_language != "de":
         raise CdsbiasError(
@@ -84,3 +85,45 @@ def validate_recipe(recipe: Any, command_line: dict[str, Any]) -> None:
             stacklevel=3,
         )
     recipe.method.check_benchmarks(recipe.bias.build_benchmarks())
+
+
+def validate_axis_cds(recipe: Any) -> None:
+    """Checks the CDS keys against ``bias_axis`` and fills in the n-ary default mode.
+
+    An axis other than gender defaults to ``cds_mode: cda`` (bias-bench's augmentation)
+    when the recipe does not set ``cds_mode``; the corpus language must have the axis
+    (``Language.axes``); gender-only keys and ``cds_counterfactuals`` are refused where
+    they do not apply.
+
+    Raises:
+        CdsbiasError: One line naming the key and the fix.
+    """
+    from cdsbias.cds.axis_corpus import COUNTERFACTUALS, is_gender
+
+    cds = recipe.cds
+    axis = recipe.axis.axis()
+    if cds.cds_counterfactuals not in COUNTERFACTUALS:
+        raise CdsbiasError(
+            f"cds_counterfactuals must be one of {', '.join(COUNTERFACTUALS)}, got "
+            f"'{cds.cds_counterfactuals}'."
+        )
+    if is_gender(recipe.axis.bias_axis):
+        if cds.cds_counterfactuals != "one":
+            raise CdsbiasError(
+                "cds_counterfactuals applies to axes of more than two groups (bias_axis: "
+                "race, religion or a file); gender's counterfactual is its one swap. Drop it."
+            )
+        return
+    axis.check_language(cds.cds_language, language_class(cds.cds_language).axes)
+    if "cds_mode" not in recipe.source:
+        cds.cds_mode = "cda"  # bias-bench's n-ary CDA is the default off gender
+    gender_only = [
+        key
+        for key, default in (("gender_forms", "binary"), ("cds_agreement", True))
+        if getattr(cds, key) != default
+    ]
+    if gender_only and cds.cds_mode != "none":
+        raise CdsbiasError(
+            f"{', '.join(gender_only)} shape gender CDS; bias_axis is '{axis.name}'. Drop "
+            f"{'it' if len(gender_only) == 1 else 'them'} or set bias_axis: gender."
+        )

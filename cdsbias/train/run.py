@@ -186,12 +186,14 @@ def run(recipe: Recipe) -> Path:
     with training.main_process_first(desc="preparing the corpus"):
         if recipe.data.streaming:
             data = build_streaming_data(
-                recipe.data, recipe.cds, tokenizer, seed=training.seed, stream=documents
-            )
+                recipe.data, recipe.cds, tokenizer, seed=training.seed, stream=documents,
+                axis=recipe.axis.bias_axis,
+            )  # fmt: skip
         else:
             data = build_training_data(
-                recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents
-            )
+                recipe.data, recipe.cds, tokenizer, seed=training.seed, documents=documents,
+                axis=recipe.axis.bias_axis,
+            )  # fmt: skip
 
     # An earlier run in output_dir is set aside now, deleted at the first checkpoint, and
     # put back if the run fails before it (train/output_folder.py).

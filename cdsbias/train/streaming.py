@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.data.corpora import BUILTIN_CORPORA, open_corpus
 from cdsbias.errors import CdsbiasError
 from cdsbias.train.config import CDSConfig, DataConfig
@@ -111,7 +112,13 @@ def tokenizer_texts(stream: Any, data: DataConfig) -> list[str]:
 
 
 def build_streaming_data(
-    data: DataConfig, cds: CDSConfig, tokenizer: Any, *, seed: int, stream: Any
+    data: DataConfig,
+    cds: CDSConfig,
+    tokenizer: Any,
+    *,
+    seed: int,
+    stream: Any,
+    axis: str = DEFAULT_AXIS,
 ) -> Any:
     """The lazy training stream and the held-out set.
 
@@ -126,6 +133,7 @@ def build_streaming_data(
         tokenizer: The model's tokenizer.
         seed: Seed of the held-out set's fixed masks.
         stream: :func:`load_stream` of ``data``.
+        axis: The recipe's ``bias_axis``, whose words CDS substitutes.
 
     Returns:
         A :class:`~cdsbias.train.data.TrainingData` whose ``train`` is an
@@ -151,7 +159,7 @@ def build_streaming_data(
     has_ids = "id" in columns and column != "id"
     mapper = None
     if cds.cds_mode != "none":
-        mapper = counterfactual_mapper(cds, ["id"] if has_ids else [])
+        mapper = counterfactual_mapper(cds, ["id"] if has_ids else [], axis)
     prepare = StreamPreparer(column, mapper, tokenizer, data.text_unit, data.max_seq_length)
     train = stream.map(prepare, batched=True, remove_columns=columns)
     return TrainingData(train, heldout, None, None)

@@ -62,6 +62,10 @@ class Language(ABC):
     #: A few typical swaps (word pairs, then a name pair) for model cards, e.g.
     #: ``("he↔she", "his↔her", "John↔Mary")``; the last one is a name pair.
     swap_examples: ClassVar[tuple[str, ...]] = ()
+    #: The bias axes (cdsbias.axes) whose shipped words are in this language; CDS on any
+    #: other registered axis is refused (``BiasAxis.check_language``). A user's attribute
+    #: file is written in the user's language and works in every language.
+    axes: ClassVar[tuple[str, ...]] = ("gender",)
 
     def __init__(self, *, names: bool = True) -> None:
         self.names = names

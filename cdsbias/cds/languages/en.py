@@ -72,6 +72,7 @@ class English(Language):
     name = "English"
     marker_words = frozenset({"he", "she", "him", "his", "himself", "herself"})
     swap_examples = ("he↔she", "his↔her", "John↔Mary")
+    axes = ("gender", "race", "religion")
 
     def __init__(
         self,

@@ -1,0 +1,79 @@
+"""Scoring the axis substitution rules on a hand-written gold set (race, religion, ...).
+
+A gold file (``tests/assets/cds/gold_en_axes*.tsv``) has a header and five tab-separated
+columns: ``phenomenon`` (``unchanged`` for rows where nothing may change), ``axis``,
+``mapping`` (space-separated ``FROM>TO`` group pairs; groups not named keep their words),
+``source`` and ``expected``. Scores are cdsbias.cds.gold's: sentence exact match and
+changed-word accuracy per phenomenon.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cdsbias.axes import get_axis
+from cdsbias.cds.axis_substitution import AxisSubstituter
+from cdsbias.cds.edits import apply_edits
+from cdsbias.cds.gold import UNCHANGED, GoldRow, GoldScore, score_row
+from cdsbias.cds.wordlists import data_lines
+from cdsbias.errors import CdsbiasError
+
+AXIS_GOLD_COLUMNS = ("phenomenon", "axis", "mapping", "source", "expected")
+
+
+def read_axis_gold(path: Path) -> list[tuple[str, str, GoldRow]]:
+    """Rows of an axis gold file as ``(axis, mapping, GoldRow)``.
+
+    Raises:
+        CdsbiasError: ``file:line: problem`` for a wrong header or field count, or an
+            ``unchanged`` row whose expected differs from its source.
+    """
+    lines = data_lines(Path(path))
+    if not lines or tuple(lines[0][1].split("\t")) != AXIS_GOLD_COLUMNS:
+        raise CdsbiasError(f"{path}:1: expected the header {' <TAB> '.join(AXIS_GOLD_COLUMNS)}")
+    rows = []
+    for number, line in lines[1:]:
+        fields = line.split("\t")
+        if len(fields) != len(AXIS_GOLD_COLUMNS):
+            raise CdsbiasError(f"{path}:{number}: expected 5 fields, got {len(fields)}")
+        phenomenon, axis, mapping, source, expected = fields
+        if phenomenon == UNCHANGED and source != expected:
+            raise CdsbiasError(f"{path}:{number}: an unchanged row must expect its source")
+        rows.append((axis, mapping, GoldRow(phenomenon, source, expected)))
+    return rows
+
+
+def parse_mapping(axis_name: str, text: str) -> list[int]:
+    """``"muslim>jewish christian>muslim"`` -> the group mapping list of the axis."""
+    axis = get_axis(axis_name)
+    mapping = list(range(axis.k))
+    for pair in text.split():
+        source, _, target = pair.partition(">")
+        mapping[axis.groups.index(source)] = axis.groups.index(target)
+    return mapping
+
+
+def axis_gold_outputs(rows: list[tuple[str, str, GoldRow]]) -> list[str]:
+    """The rules' output for each gold row."""
+    substituters: dict[str, AxisSubstituter] = {}
+    outputs = []
+    for axis, mapping, row in rows:
+        substituter = substituters.setdefault(axis, AxisSubstituter(get_axis(axis)))
+        edits = substituter.edits(substituter.analyse(row.source), parse_mapping(axis, mapping))
+        outputs.append(apply_edits(row.source, edits))
+    return outputs
+
+
+def score_axis_gold(rows: list[tuple[str, str, GoldRow]]) -> dict[str, GoldScore]:
+    """One :class:`~cdsbias.cds.gold.GoldScore` per phenomenon and ``"all"``."""
+    scores: dict[str, GoldScore] = {}
+    total = GoldScore()
+    for (_, _, row), output in zip(rows, axis_gold_outputs(rows), strict=True):
+        exact, judged, correct = score_row(row, output, {})
+        for score in (scores.setdefault(row.phenomenon, GoldScore()), total):
+            score.sentences += 1
+            score.exact += exact
+            score.words += judged
+            score.words_correct += correct
+    scores["all"] = total
+    return scores
