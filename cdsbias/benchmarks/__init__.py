@@ -22,6 +22,7 @@ from cdsbias.benchmarks.base import (
     get_benchmark,
     list_benchmarks,
     register,
+    split_key,
 )
 from cdsbias.benchmarks.results import (
     BenchmarkResult,
@@ -90,12 +91,17 @@ def normalize_specs(value: Any) -> dict[str, dict[str, Any]]:
     )
 
 
-def build_benchmark(name: str, spec: Mapping[str, Any] | None = None, **defaults: Any) -> Benchmark:
+def build_benchmark(
+    name: str, spec: Mapping[str, Any] | None = None, *, axis: Any = None, **defaults: Any
+) -> Benchmark:
     """Instantiates benchmark ``name`` from a recipe-style mapping.
 
     Args:
-        name: Registry name.
+        name: Registry name, or a result key ``name[axis]`` (:attr:`Benchmark.key`).
         spec: ``language``, ``data_file``, ``data_dir`` and the benchmark's options.
+        axis: The bias axis (name, file or :class:`~cdsbias.axes.BiasAxis`) to scope the
+            benchmark to where it has a notion of axis and ``spec`` leaves the scope open
+            (default: the key's, else none).
         **defaults: Values used where ``spec`` is silent: ``language``/``data_dir``/
             ``data_file`` for every benchmark, and options applied only to benchmarks
             that declare them (e.g. ``n_resamples``). ``None`` values are ignored.
@@ -104,6 +110,8 @@ def build_benchmark(name: str, spec: Mapping[str, Any] | None = None, **defaults
         CdsbiasError: Unknown name (with "Did you mean"), unknown option, bad value, or a
             language the benchmark does not support.
     """
+    name, key_axis = split_key(name)
+    axis = axis if axis is not None else key_axis
     cls = get_benchmark(name)
     spec = dict(spec or {})
     fields = {f.name for f in dataclasses.fields(cls.Options)}
@@ -113,7 +121,44 @@ def build_benchmark(name: str, spec: Mapping[str, Any] | None = None, **defaults
         if key in COMMON_KEYS or key in fields:
             spec[key] = value
     common = {key: spec.pop(key) for key in COMMON_KEYS if key in spec}
-    return cls(**common, **spec)
+    return cls(**common, axis=axis, **spec)
+
+
+def build_axis_benchmarks(
+    name: str, spec: Mapping[str, Any] | None, axes: list[Any] | None, **defaults: Any
+) -> list[Benchmark]:
+    """Benchmark ``name`` once per bias axis it can score (``bias_axes``).
+
+    A benchmark with no notion of axis (BEC-Pro, WinoBias, ...: gender benchmarks), one
+    whose ``spec`` chose its scope (``bias_type``, ``tests``), or ``axes=None`` gives one
+    benchmark, unscoped as today. Otherwise one per axis that has a category or tests for
+    it; an axis without one (a user's attribute file) is left out when others have one.
+
+    Raises:
+        CdsbiasError: None of ``axes`` has a category for it (the message names the option
+            to set), or what :func:`build_benchmark` raises.
+    """
+    cls = get_benchmark(name)
+    spec = dict(spec or {})
+    chosen = cls.axis_option_names and all(
+        spec.get(option) is not None for option in cls.axis_option_names
+    )
+    if not axes or not cls.axis_option_names or chosen:
+        return [build_benchmark(name, spec, **defaults)]
+    built, refused = [], None
+    for axis in axes:
+        try:
+            cls.axis_options(axis)
+        except CdsbiasError as exc:
+            refused = refused or exc
+            continue
+        benchmark = build_benchmark(name, spec, axis=axis, **defaults)
+        if benchmark.axis is None:  # its data chose the scope (one SEAT test file): once
+            return [benchmark]
+        built.append(benchmark)
+    if not built and refused is not None:
+        raise refused
+    return built
 
 
 __all__ = [
@@ -126,6 +171,7 @@ __all__ = [
     "Metric",
     "Snapshot",
     "UndefinedStatisticWarning",
+    "build_axis_benchmarks",
     "build_benchmark",
     "check_scorer_options",
     "format_value",
@@ -134,6 +180,7 @@ __all__ = [
     "load_all",
     "normalize_specs",
     "register",
+    "split_key",
     "to_json",
     "write_result",
 ]

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from huggingface_hub import EvalResult
 
+    from cdsbias.axes import BiasAxis
     from cdsbias.scoring import MaskedLMScorer
 
 REGISTRY: dict[str, type[Benchmark]] = {}
@@ -99,6 +100,12 @@ class Benchmark(ABC):
     #: Values of the ``scoring`` option that read no masked position, with what they read
     #: instead; Self-Debias refuses them (:func:`cdsbias.benchmarks.scorings.unmasked_conflict`).
     unmasked_scorings: ClassVar[Mapping[str, str]] = {}
+    #: The options that choose which bias axis the benchmark measures (CrowS-Pairs' and
+    #: StereoSet's ``bias_type``, SEAT's ``tests``); empty for a benchmark with no notion
+    #: of axis, which measures gender (BEC-Pro, WinoBias, Kurita, ...).
+    axis_option_names: ClassVar[tuple[str, ...]] = ()
+    #: What :meth:`intervals` computes, in words ("Wilson score interval over pairs").
+    interval_name: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -106,6 +113,7 @@ class Benchmark(ABC):
         data_file: str | Path | None = None,
         data_dir: str | Path | None = None,
         language: str | None = None,
+        axis: str | BiasAxis | None = None,
         **options: Any,
     ) -> None:
         language = language or self.languages[0]
@@ -122,8 +130,55 @@ class Benchmark(ABC):
         self.data_file = Path(data_file) if data_file else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.language = language
+        #: The bias axis the benchmark is scoped to (its name), or None: unscoped.
+        self.axis: str | None = None
+        if axis is not None and self.axis_option_names:
+            options, self.axis = self._scope_to_axis(axis, options)
         self.options = self.parse_options(options)
         self._rows: pd.DataFrame | None = None
+
+    # ------------------------------------------------------------------ axes
+    @classmethod
+    def axis_options(cls, axis: BiasAxis) -> dict[str, Any]:
+        """The option values that scope this benchmark to ``axis`` (its category or tests).
+
+        Raises:
+            CdsbiasError: The axis has nothing this benchmark can score (a user's attribute
+                file names no category): the message names the option to set instead.
+        """
+        raise CdsbiasError(f"Benchmark '{cls.name}' has no notion of bias axis.")
+
+    def _scope_to_axis(
+        self, axis: str | BiasAxis, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], str | None]:
+        """``options`` with the axis's scope where they leave it open, and the axis name
+        the benchmark then measures (None when explicit options chose another scope)."""
+        from cdsbias.axes import get_axis
+
+        given = {k: options[k] for k in self.axis_option_names if options.get(k) is not None}
+        if len(given) < len(self.axis_option_names):  # the axis fills the scope left open
+            axis = get_axis(axis)
+            return {**options, **self.axis_options(axis), **given}, axis.name
+        # The options chose the scope: they win, and name the axis only when they are its.
+        try:
+            axis = get_axis(axis)
+            scope = self.parse_options(self.axis_options(axis))
+        except CdsbiasError:
+            return options, None
+        chosen = self.parse_options(given)
+        same = all(getattr(chosen, k) == getattr(scope, k) for k in self.axis_option_names)
+        return options, axis.name if same else None
+
+    @property
+    def key(self) -> str:
+        """The name results go under: ``name``, or ``name[axis]`` when scoped to an axis
+        (``crows_pairs[race]``), so that one run can score a benchmark on several axes."""
+        return self.name if self.axis is None else f"{self.name}[{self.axis}]"
+
+    def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        """95% intervals of headline metrics, ``{metric key: (low, high)}``, for the
+        cross-axis matrix (:mod:`cdsbias.runs.compare`); none by default."""
+        return {}
 
     # --------------------------------------------------------------- options
     @classmethod
@@ -238,7 +293,7 @@ class Benchmark(ABC):
             # A debiased score must never pass for a plain one: both files say so.
             summary["self_debias"] = self_debias.settings()
             scored = scored.assign(self_debias=self_debias.label())
-        return BenchmarkResult(self.name, scored, summary, metrics, self.format_report(summary))
+        return BenchmarkResult(self.key, scored, summary, metrics, self.format_report(summary))
 
     def representation(self, scorer: MaskedLMScorer) -> str | None:
         """For a benchmark that reads hidden states (sentence encodings), which ones, in
@@ -369,7 +424,7 @@ class Benchmark(ABC):
             results.append(
                 EvalResult(
                     task_type="fill-mask",
-                    task_name="gender bias",
+                    task_name=f"{self.axis or 'gender'} bias",
                     dataset_type=dataset_id or self.name,
                     dataset_name=dataset_name or self.name,
                     dataset_config=self.language,
@@ -409,11 +464,22 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
     return cls
 
 
+def split_key(key: str) -> tuple[str, str | None]:
+    """``"crows_pairs[race]"`` -> ``("crows_pairs", "race")``; ``"becpro"`` -> ``("becpro", None)``
+    (:attr:`Benchmark.key`)."""
+    name, bracket, rest = key.partition("[")
+    if bracket and rest.endswith("]"):
+        return name, rest[:-1]
+    return key, None
+
+
 def get_benchmark(name: str) -> type[Benchmark]:
-    """Looks a benchmark up by name; a miss says what was meant and what exists."""
+    """Looks a benchmark up by name (or result key, ``name[axis]``); a miss says what was
+    meant and what exists."""
     from cdsbias.benchmarks import load_all
 
     load_all()
+    name = split_key(name)[0]
     if name not in REGISTRY:
         raise unknown_name_error("benchmark", name, REGISTRY)
     return REGISTRY[name]

@@ -59,13 +59,14 @@ import pandas as pd
 from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.crows_pairs_data import (  # noqa: F401 (its reader, re-exported)
+    BIAS_TYPES,
     DIRECTIONS,
     FILE,
     PUBLISHED,
     REQUIRED,
     read_crows_csv,
 )
-from cdsbias.benchmarks.stats import wilson_interval
+from cdsbias.benchmarks.stats import interval_contains, wilson_interval
 from cdsbias.errors import CdsbiasError
 from cdsbias.scoring import MaskedLMScorer
 from cdsbias.scoring.language import check_language
@@ -155,7 +156,8 @@ class CrowsPairsOptions:
         default=None,
         metadata={
             "help": "Score only pairs of this bias type (e.g. gender; race is read as "
-            "race-color, as in bias-bench); default: all pairs."
+            "race-color, as in bias-bench); default: the bias axis's type where one is "
+            "given (evaluate --axis, recipe bias_axes), else all pairs."
         },
     )
 
@@ -183,6 +185,8 @@ class CrowsPairs(Benchmark):
     hub_dataset = ("nyu-mll/crows_pairs", "CrowS-Pairs")
     unmasked_scorings = dict.fromkeys(UNMASKED_SCORINGS, UNMASKED_READS)
     published = PUBLISHED
+    axis_option_names = ("bias_type",)
+    interval_name = "Wilson score interval over pairs"
     citation = (
         "Nangia, N., Vania, C., Bhalerao, R., & Bowman, S. R. (2020). CrowS-Pairs: A "
         "Challenge Dataset for Measuring Social Biases in Masked Language Models. EMNLP 2020."
@@ -199,6 +203,25 @@ class CrowsPairs(Benchmark):
                 Metric("metric_score_gender", "% stereotype preferred (gender)", "%", "closer", 50)
             )
         return tuple(metrics)
+
+    @classmethod
+    def axis_options(cls, axis: Any) -> dict[str, Any]:
+        """``bias_type``: the axis's CrowS-Pairs category (``race`` -> ``race-color``)."""
+        if axis.crows_pairs_category is None:
+            raise CdsbiasError(
+                f"bias axis '{axis.name}' ({axis.source}) has no CrowS-Pairs category; set "
+                f"crows_pairs' option bias_type to one of {', '.join(BIAS_TYPES)} "
+                "(--option crows_pairs.bias_type=TYPE, or in a recipe bias_benchmarks: "
+                "{crows_pairs: {bias_type: TYPE}})"
+            )
+        return {"bias_type": axis.crows_pairs_category}
+
+    def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        """The Wilson 95% interval of the metric score over the pairs scored."""
+        if scorings.several(self) or "overall" not in summary:
+            return {}
+        low, high = summary["overall"]["metric_score_ci95"]
+        return {"metric_score": (low, high)}
 
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
@@ -339,14 +362,27 @@ class CrowsPairs(Benchmark):
         lines = [
             f"CrowS-Pairs ({summary['scoring']} scoring), {summary['n_pairs']} pairs"
             + (f", {summary['n_skipped']} skipped" if summary["n_skipped"] else ""),
-            f"{'bias type':<22} {'n':>5} {'metric':>7} {'stereo':>7} {'anti':>7} {'neutral%':>8}",
+            f"{'bias type':<22} {'n':>5} {'metric':>7} {'95% CI':>14} {'stereo':>7} "
+            f"{'anti':>7} {'neutral%':>8}",
         ]
         items = [("overall", summary["overall"]), *summary["by_bias_type"].items()]
+        undecided = []
         for name, values in items:
+            low, high = values.get("metric_score_ci95", (math.nan, math.nan))
             lines.append(
                 f"{name:<22} {int(values['n']):>5} {values['metric_score']:>7.2f} "
+                f"{f'[{low:.1f}, {high:.1f}]':>14} "
                 f"{values['stereotype_score']:>7.2f} {values['antistereotype_score']:>7.2f} "
                 f"{values['neutral_percent']:>8.2f}"
             )
-        lines.append("(% preferring the more stereotyping sentence; 50 = no preference)")
+            if interval_contains(low, high, 50.0):
+                undecided.append(name)
+        lines.append(
+            "(% preferring the more stereotyping sentence; 50 = no preference; 95% CI: Wilson "
+            "score interval over the pairs)"
+        )
+        if undecided:
+            lines.append(
+                f"cannot be told from 50 (the 95% interval contains 50): {', '.join(undecided)}"
+            )
         return "\n".join(lines)

@@ -40,6 +40,7 @@ from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.published import published_notes
 from cdsbias.benchmarks.results import BenchmarkResult, Snapshot, format_value
 from cdsbias.benchmarks.seat_data import (
+    DATASET_OF,
     GENDER_TESTS,
     PUBLISHED,
     SETS,
@@ -70,8 +71,9 @@ class SeatOptions:
         default=None,
         metadata={
             "help": "SEAT tests by file name (e.g. sent-weat6, sent-angry_black_woman_stereotype,"
-            " heilman_double_bind_competent_1); default: the six gender tests of bias-bench "
-            f"({', '.join(GENDER_TESTS)})."
+            " sent-religion1, heilman_double_bind_competent_1); default: the bias axis's tests "
+            "where one is given (evaluate --axis, recipe bias_axes; bias-bench's sets), else "
+            f"the six gender tests of bias-bench ({', '.join(GENDER_TESTS)})."
         },
     )
     pooling: Literal["mean", "cls"] = field(
@@ -123,6 +125,25 @@ class Seat(Benchmark):
     )
 
     published = PUBLISHED
+    axis_option_names = ("tests",)
+
+    @classmethod
+    def axis_options(cls, axis: Any) -> dict[str, Any]:
+        """``tests``: the axis's SEAT tests (bias-bench's ``export/seat.py`` sets)."""
+        if not axis.seat_tests:
+            raise CdsbiasError(
+                f"bias axis '{axis.name}' ({axis.source}) has no SEAT tests; set seat's option "
+                "tests (--option seat.tests=[NAME, ...], or in a recipe bias_benchmarks: "
+                "{seat: {tests: [NAME, ...]}}); `cdsbias benchmarks seat` lists them"
+            )
+        return {"tests": list(axis.seat_tests)}
+
+    def _scope_to_axis(self, axis: Any, options: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """As :meth:`Benchmark._scope_to_axis`; a ``data_file`` that is one test file is its
+        own scope."""
+        if self.data_file is not None and self.data_file.suffix == ".jsonl":
+            return options, None
+        return super()._scope_to_axis(axis, options)
 
     def published_notes(self, model_id: str | None, metrics: Any) -> list[str]:
         """As :meth:`Benchmark.published_notes`, with ``tests`` as run (the default six)."""
@@ -189,7 +210,17 @@ class Seat(Benchmark):
         for test in wanted:
             if test not in available:
                 raise unknown_name_error("SEAT test", test, available)
-        return {test: available[test] or self.default_file(f"{test}.jsonl") for test in wanted}
+        return {test: available[test] or self._fetched(test) for test in wanted}
+
+    def _fetched(self, test: str) -> Path:
+        """The fetched file of a pinned test (sent-bias's or bias-bench's religion tests).
+
+        Raises:
+            CdsbiasError: It is not there yet; the message names the fetch command.
+        """
+        from cdsbias.data.fetch import resolve
+
+        return resolve(DATASET_OF[test], f"{test}.jsonl", self.data_dir)
 
     def load(self) -> pd.DataFrame:
         """One row per distinct sentence of each set of each test."""

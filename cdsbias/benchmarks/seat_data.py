@@ -3,7 +3,11 @@
 Each test is one JSON file ``<name>.jsonl`` (one object, despite the extension) with four
 sets, ``targ1``, ``targ2`` (targets X, Y) and ``attr1``, ``attr2`` (attributes A, B), each
 ``{"category": ..., "examples": [sentences]}``. The files are sent-bias's ``tests/`` folder
-at a pinned commit (CC BY-NC 4.0: fetched, never shipped).
+at a pinned commit (CC BY-NC 4.0: fetched, never shipped), and the four religion tests
+bias-bench adds (``sent-religion1``, ``1b``, ``2``, ``2b``: Christianity vs Islam or Judaism
+terms against good/bad and pleasant/unpleasant), from McGill-NLP/bias-bench's ``data/seat/``
+at a pinned commit (dataset ``seat_religion``, fetched into the same folder, never shipped).
+The default tests of each bias axis are the axis's (:attr:`cdsbias.axes.BiasAxis.seat_tests`).
 """
 
 from __future__ import annotations
@@ -11,23 +15,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cdsbias.axes.gender import SEAT_TESTS as GENDER_TESTS
 from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
 from cdsbias.errors import CdsbiasError
 
 #: The four sets of a test, in the order of the reference: targets X, Y; attributes A, B.
 SETS = ("targ1", "targ2", "attr1", "attr2")
-
-#: The gender tests bias-bench reports (Meade et al. 2022, Table 2): career/family with
-#: names and terms, math/arts and science/arts with terms and names.
-GENDER_TESTS = (
-    "sent-weat6",
-    "sent-weat6b",
-    "sent-weat7",
-    "sent-weat7b",
-    "sent-weat8",
-    "sent-weat8b",
-)
 
 #: ``(test name, sha256)`` of every file of sent-bias ``tests/`` at the pinned commit.
 _FILES = (
@@ -138,6 +132,28 @@ DATASET = register_dataset(
     )
 )
 
+#: ``(test name, sha256)`` of bias-bench's religion tests (``data/seat/`` at the pinned commit).
+_RELIGION_FILES = (
+    ("sent-religion1", "39eceaa76103c32772bf6d13e78686a10272754e821c3197d07cf2bd4cee34e2"),
+    ("sent-religion1b", "baddaead03ed69f50bb29ac3130108ca753fb6933ed0de435d3146403b51fbf5"),
+    ("sent-religion2", "692ca32dc36305d34792aea17b9b1e3d520fe0f3c686f59d34159c9cfb3cdb2a"),
+    ("sent-religion2b", "b7012c637402e85f00da240daf040b92888df4923c31a06e64998abf3a043521"),
+)
+
+RELIGION_DATASET = register_dataset(
+    DatasetSpec(
+        name="seat_religion",
+        folder="seat",
+        licence="none stated in McGill-NLP/bias-bench (fetched, never shipped)",
+        repository="McGill-NLP/bias-bench",
+        commit="291426aab926f78ecfc7bd040b531429ee8123e0",
+        files=tuple(
+            DataFile(f"{name}.jsonl", f"data/seat/{name}.jsonl", sha)
+            for name, sha in _RELIGION_FILES
+        ),
+    )
+)
+
 #: Published values (see :mod:`cdsbias.benchmarks.published`): Meade et al. 2022 report
 #: bert-base-uncased's average |d| over the six gender tests. Their table could not be read
 #: offline; Li et al. (2023, ACL), Table 1, scoring bert-base-uncased with bias-bench's code,
@@ -158,8 +174,12 @@ PUBLISHED = (
     ),
 )
 
-#: Every test of the pinned folder, by name.
-TEST_NAMES = tuple(name for name, _ in _FILES)
+#: Every test of the pinned folders, by name, and the fetched dataset that holds it.
+DATASET_OF = {
+    **{name: DATASET.name for name, _ in _FILES},
+    **{name: RELIGION_DATASET.name for name, _ in _RELIGION_FILES},
+}
+TEST_NAMES = tuple(DATASET_OF)
 
 
 def folder_tests(folder: Path) -> dict[str, Path]:

@@ -403,3 +403,10 @@ def wilson_interval(successes: int, total: int) -> list[float]:
         return [math.nan, math.nan]  # binomtest needs at least one trial
     ci = stats.binomtest(successes, total).proportion_ci(confidence_level=0.95, method="wilson")
     return [100 * float(ci.low), 100 * float(ci.high)]
+
+
+def interval_contains(low: float, high: float, value: float) -> bool:
+    """Whether the interval ``[low, high]`` holds ``value``: the score cannot be told from
+    ``value`` at the interval's level (a two-sided test at 5% for a 95% interval, by the
+    duality of tests and confidence intervals). False when a bound is NaN (no data)."""
+    return math.isfinite(low) and math.isfinite(high) and low <= value <= high

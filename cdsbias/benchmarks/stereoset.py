@@ -53,6 +53,7 @@ import pandas as pd
 
 from cdsbias.benchmarks import scorings
 from cdsbias.benchmarks.base import Benchmark, Metric, register
+from cdsbias.benchmarks.stats import interval_contains
 from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-exported)
     COLUMN,
     DOMAINS,
@@ -161,6 +162,13 @@ class StereoSetOptions:
         metadata={"help": "Bootstrap resamples (over clusters) of the 95% CIs.", "min": 1},
     )
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+    bias_type: str | None = field(
+        default=None,
+        metadata={
+            "help": f"Score only clusters of this bias type ({', '.join(DOMAINS)}); default: "
+            "the bias axis's where one is given (evaluate --axis, recipe bias_axes), else all."
+        },
+    )
 
     def __post_init__(self) -> None:
         self.scoring = scorings.one_or_several(self.scoring, "stereoset")
@@ -185,6 +193,8 @@ class StereoSet(Benchmark):
         Metric("lms", "language modeling score LMS (all)", "%", "higher", 100),
         Metric("icat", "idealized CAT score ICAT (all)", "score", "higher", 100),
     )
+    axis_option_names = ("bias_type",)
+    interval_name = "percentile bootstrap over clusters"
     curve_title = "stereotype score and ICAT (95% CI over clusters)"
     curve_ylabel = "SS (%; 50 = unbiased) / ICAT (100 = ideal)"
     hub_dataset = ("McGill-NLP/stereoset", "StereoSet (intrasentence, dev)")
@@ -195,12 +205,52 @@ class StereoSet(Benchmark):
         "in pretrained language models. ACL 2021."
     )
 
+    def headline_metrics(self) -> tuple[Metric, ...]:
+        """SS (all, and gender), LMS and ICAT; of the one bias type scored, where one is."""
+        bias = self.options.bias_type
+        if scorings.several(self) or bias is None:
+            return super().headline_metrics()
+        return (
+            Metric("ss", f"stereotype score SS ({bias})", "%", "closer", 50),
+            Metric("lms", f"language modeling score LMS ({bias})", "%", "higher", 100),
+            Metric("icat", f"idealized CAT score ICAT ({bias})", "score", "higher", 100),
+        )
+
+    @classmethod
+    def axis_options(cls, axis: Any) -> dict[str, Any]:
+        """``bias_type``: the axis's StereoSet domain."""
+        if axis.stereoset_domain is None:
+            raise CdsbiasError(
+                f"bias axis '{axis.name}' ({axis.source}) has no StereoSet bias type; set "
+                f"stereoset's option bias_type to one of {', '.join(DOMAINS)} (--option "
+                "stereoset.bias_type=TYPE, or in a recipe bias_benchmarks: {stereoset: "
+                "{bias_type: TYPE}})"
+            )
+        return {"bias_type": axis.stereoset_domain}
+
+    def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        """The bootstrap 95% intervals (over clusters) of SS, LMS and ICAT."""
+        if scorings.several(self) or "overall" not in summary:
+            return {}
+        overall = summary["overall"]
+        return {key: tuple(overall[f"{key}_ci95"]) for key in ("ss", "lms", "icat")}
+
     # ------------------------------------------------------------------ data
     def load(self) -> pd.DataFrame:
-        """The intrasentence clusters of ``data_file`` or of the fetched dev set."""
-        return read_stereoset(
+        """The intrasentence clusters of ``data_file`` or of the fetched dev set, of
+        ``bias_type`` only where it is set."""
+        rows = read_stereoset(
             self.data_file if self.data_file is not None else self.default_file(FILE)
         )
+        bias = self.options.bias_type
+        if bias is not None:
+            types = sorted(rows["bias_type"].unique())
+            if bias not in types:
+                raise CdsbiasError(
+                    f"StereoSet has no bias type {bias!r}; types: {', '.join(types)}."
+                )
+            rows = rows[rows["bias_type"] == bias].reset_index(drop=True)
+        return rows
 
     # --------------------------------------------------------------- scoring
     @staticmethod
@@ -317,6 +367,8 @@ class StereoSet(Benchmark):
             "overall": overall,
             "by_bias_type": by_type,
         }
+        if self.options.bias_type is not None:  # (absent when unset: summaries as before)
+            summary["bias_type_filter"] = self.options.bias_type
         if self.options.scoring in UNMASKED_SCORINGS:
             # Kaneko & Bollegala's bias score: % of all clusters (not a mean over terms).
             overall["pct_stereotype_preferred"] = 100 * float(scored["stereotype_preferred"].mean())
@@ -333,12 +385,13 @@ class StereoSet(Benchmark):
         """SS overall and on gender, and ICAT overall, with bootstrap CIs over clusters."""
         if scorings.several(self):
             return scorings.curve(self, summary)
-        parts = [("all", summary["overall"])]
-        if "gender" in summary["by_bias_type"]:
+        scope = summary.get("bias_type_filter") or "all"
+        parts = [(scope, summary["overall"])]
+        if "gender" in summary["by_bias_type"] and scope == "all":
             parts.append(("gender", summary["by_bias_type"]["gender"]))
         curves = {f"StereoSet SS ({name})": (v["ss"], *v["ss_ci95"]) for name, v in parts}
         overall = summary["overall"]
-        curves["StereoSet ICAT (all)"] = (overall["icat"], *overall["icat_ci95"])
+        curves[f"StereoSet ICAT ({scope})"] = (overall["icat"], *overall["icat_ci95"])
         return curves
 
     def format_report(self, summary: dict[str, Any]) -> str:
@@ -356,5 +409,17 @@ class StereoSet(Benchmark):
                 f"{name:<12} {int(values['count']):>6} {values['ss']:>7.2f} "
                 f"{f'[{low:.1f}, {high:.1f}]':>16} {values['lms']:>7.2f} {values['icat']:>7.2f}"
             )
-        lines.append("(SS 50 = unbiased; LMS 100 = ideal language model; ICAT 100 = ideal)")
+        lines.append(
+            "(SS 50 = unbiased; LMS 100 = ideal language model; ICAT 100 = ideal; 95% CI: "
+            "percentile bootstrap over clusters)"
+        )
+        undecided = [
+            name
+            for name, values in [*summary["by_bias_type"].items(), ("overall", summary["overall"])]
+            if interval_contains(*values["ss_ci95"], 50.0)
+        ]
+        if undecided:
+            lines.append(
+                f"SS cannot be told from 50 (the 95% interval contains 50): {', '.join(undecided)}"
+            )
         return "\n".join(lines)

@@ -11,6 +11,8 @@ from cdsbias.errors import CdsbiasError
 
 #: Where ``cdsbias evaluate`` writes without ``--out``: one folder per model below it.
 DEFAULT_OUT_ROOT = "cdsbias_results"
+#: ``--self-debias`` without a PREFIX: the prefix of ``--axis`` (gender's without one).
+AXIS_PREFIX = ""
 _NOT_IN_FOLDER_NAMES = re.compile(r"[\"<>:/|\\?*\[\]]+")
 
 
@@ -31,7 +33,7 @@ def default_out(model: str, revision: str | None = None) -> Path:
 
 def register(subparsers: Any) -> None:
     from cdsbias.benchmarks import DEFAULT_BENCHMARKS, OPTION_SHORTHAND_FLAGS
-    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON, GENDER_PREFIX
+    from cdsbias.scoring.self_debias import DECAY_CONSTANT, EPSILON
 
     parser = subparsers.add_parser(
         "evaluate",
@@ -70,10 +72,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--revision", help="hub revision of the model")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
     parser.add_argument(
-        "--self-debias", nargs="?", const=GENDER_PREFIX, metavar="PREFIX",
+        "--axis", metavar="AXIS",
+        help="bias axis to measure: gender, race, religion or an attribute file "
+        "(FILE.tsv, FILE.json#key). Benchmarks with a category or test set per axis score "
+        "the axis's (`cdsbias benchmarks NAME` says which option), --self-debias uses its "
+        "prefix; their result folders are named NAME[AXIS]. Default: no axis (every "
+        "category, the gender tests and prefix)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--self-debias", nargs="?", const=AXIS_PREFIX, metavar="PREFIX",
         help="score under Self-Debias (Schick et al. 2021): every masked read is decayed "
-        "where the PREFIX makes a token likelier; default prefix bias-bench's gender one "
-        f"({GENDER_PREFIX.strip()!r}). Costs a second forward pass per input",
+        "where the PREFIX makes a token likelier; default prefix bias-bench's for --axis "
+        "(gender's without it). Costs a second forward pass per input",
     )  # fmt: skip
     parser.add_argument(
         "--self-debias-lambda", type=float, metavar="LAMBDA",
@@ -181,12 +191,33 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
     if args.data is not None and len(names) > 1:
         raise CdsbiasError("--data names one file, so it takes one --benchmark; use --data-dir.")
     specs = option_specs(names, args.option, shorthand)
+    axis = getattr(args, "axis", None)
     return [
         build_benchmark(
-            name, specs[name], data_file=args.data, data_dir=args.data_dir, language=args.language
+            name, specs[name], axis=axis, data_file=args.data, data_dir=args.data_dir,
+            language=args.language,
         )
         for name in names
-    ]
+    ]  # fmt: skip
+
+
+def self_debias_prefix(args: argparse.Namespace) -> str:
+    """The ``--self-debias`` prefix: the one given, else that of ``--axis`` (gender's).
+
+    Raises:
+        CdsbiasError: The axis has no Self-Debias prefix (a user's attribute file).
+    """
+    from cdsbias.axes import get_axis
+
+    if args.self_debias != AXIS_PREFIX:
+        return args.self_debias
+    axis = get_axis(getattr(args, "axis", None) or "gender")
+    if axis.self_debias_prefix is None:
+        raise CdsbiasError(
+            f"bias axis '{axis.name}' ({axis.source}) has no Self-Debias prefix; give one: "
+            "--self-debias 'The following text discriminates against ...: '"
+        )
+    return axis.self_debias_prefix
 
 
 def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any:
@@ -202,7 +233,7 @@ def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any
             raise CdsbiasError(f"{' and '.join(given)} {verb} only with --self-debias.")
         return None
     settings = SelfDebias(
-        args.self_debias,
+        self_debias_prefix(args),
         DECAY_CONSTANT if constants["lambda"] is None else constants["lambda"],
         EPSILON if constants["epsilon"] is None else constants["epsilon"],
     )
@@ -255,7 +286,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(result.report)
         for line in benchmark.published_notes(model_id, result.metrics):
-            print(f"{benchmark.name} {line}")
+            print(f"{benchmark.key} {line}")
         results.append(result)
     # Written once every benchmark has scored: a failure leaves --out as it was.
     for result in results:

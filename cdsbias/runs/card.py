@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import Method, MethodPlan, attached_methods
+from cdsbias.runs.axes_matrix import axis_changes, card_axes_section
 from cdsbias.runs.card_recipe import untrained_recipe
 from cdsbias.runs.downstream_results import card_section as downstream_card_section
 from cdsbias.runs.downstream_results import read_downstream
@@ -216,6 +218,7 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         "",
         *method_statement(info.get("method"), plan, saved, merged, posthoc=posthoc),
         *usage_lines(saved, merged, repo_id, base, has_tokenizer, attached_methods(checkpoint)),
+        *_axes_lines(recipe, before, after),
         f"## Bias before (step {before['step']}) and after (step {step}"
         f"{', post-hoc' if after.get('posthoc') else ''})",
         "",
@@ -289,6 +292,16 @@ def _benchmark_sections(
         if benchmark.citation and benchmark.citation not in citations:
             citations.append(benchmark.citation)
     return sections, eval_results, citations
+
+
+def _axes_lines(recipe: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The axis the model was debiased for and every axis measured, before and after; none
+    for a gender run that measured no axis-scoped benchmark (its card as it always was)."""
+    debiased = str(recipe.get("bias_axis") or DEFAULT_AXIS)
+    changes = axis_changes([before, after])
+    if not changes and debiased == DEFAULT_AXIS:
+        return []
+    return card_axes_section(debiased, changes)
 
 
 def _representation_lines(before: Any, after: Any) -> list[str]:

@@ -2,7 +2,9 @@
 
 The runs are read by :mod:`cdsbias.runs.summaries` and written as one table (``comparison.md``,
 ``comparison.csv``) and a trade-off plot (``tradeoff.png``): bias reduction against
-held-out MLM loss increase, one labelled point per run.
+held-out MLM loss increase, one labelled point per run. Runs that measured several bias
+axes add the cross-axis matrix (:mod:`cdsbias.runs.axes_matrix`): methods x axes, one table
+per benchmark scored per axis.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from cdsbias.benchmarks.results import table_cell
 from cdsbias.io import atomic_path, atomic_write_text
+from cdsbias.runs.axes_matrix import matrix_markdown
 from cdsbias.runs.downstream_results import compare_markdown, csv_columns
 from cdsbias.runs.summaries import (
     MetricChange,
@@ -195,7 +198,9 @@ def compare(
     """
     runs = read_runs(folders)
     plotted = choose_metric(metric_columns(runs), metric)
-    table = markdown_table(runs, plotted if out is not None else None) + compare_markdown(runs)
+    table = markdown_table(runs, plotted if out is not None else None)
+    matrix = matrix_markdown([(r.label, r.method, r.debiased_for, r.axis_changes) for r in runs])
+    table += ("\n" + matrix if matrix else "") + compare_markdown(runs)
     if out is not None:
         out = Path(out)
         atomic_write_text(out / MARKDOWN_FILE, table)

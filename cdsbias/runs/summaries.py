@@ -23,6 +23,7 @@ from cdsbias.benchmarks import Metric, format_value
 from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import plan_from_values
+from cdsbias.runs.axes_matrix import AxisChange, axis_changes
 from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder
 from cdsbias.runs.points import before_after
 
@@ -96,6 +97,10 @@ class RunSummary:
     costs: dict[str, str] = field(default_factory=dict)
     #: Whether the last point scored the model after its post-hoc method acted.
     last_posthoc: bool = False
+    #: The axis the run mitigated (recipe ``bias_axis``).
+    debiased_for: str = "gender"
+    #: Each axis-scoped benchmark's first headline metric, before -> after (the matrix).
+    axis_changes: list[AxisChange] = field(default_factory=list)
 
     @property
     def heldout_increase(self) -> float | None:
@@ -227,6 +232,8 @@ def read_run(folder: str | Path) -> RunSummary:
         heldout_loss=summary.get("heldout_loss"),
         costs=dict(method.get("costs") or {}),
         last_posthoc=summary["last_posthoc"],
+        debiased_for=str(recipe.get("bias_axis") or "gender"),
+        axis_changes=axis_changes(points),
     )
 
 

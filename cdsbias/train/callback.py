@@ -203,7 +203,7 @@ class BiasEvalCallback(TrainerCallback):
                     scorer, rank=rank, world_size=world, gather=_gather, annotate={"step": step}
                 )
                 if result is not None:
-                    results[benchmark.name] = result
+                    results[benchmark.key] = result
         finally:
             if was_training:
                 model.train()
@@ -211,11 +211,11 @@ class BiasEvalCallback(TrainerCallback):
         if rank == 0:
             point["benchmarks"] = {}
             for benchmark in self.benchmarks:
-                result = results[benchmark.name]
-                point["benchmarks"][benchmark.name] = record(benchmark, result)
+                result = results[benchmark.key]
+                point["benchmarks"][benchmark.key] = record(benchmark, result)
                 for key, value in result.metrics.items():
                     if value is not None and math.isfinite(value):
-                        logged[f"bias/{benchmark.name}/{key}"] = float(value)
+                        logged[f"bias/{benchmark.key}/{key}"] = float(value)
                 write_result(result, self.folder.results_dir(step, posthoc=posthoc))
             if "heldout_loss" in point:
                 logged["bias/heldout_loss"] = point["heldout_loss"]
@@ -265,12 +265,12 @@ class BiasEvalCallback(TrainerCallback):
         if getattr(wandb, "run", None) is None:
             return
         for benchmark in self.benchmarks:
-            tables = benchmark.tracker_tables(results[benchmark.name])
+            tables = benchmark.tracker_tables(results[benchmark.key])
             for table_name, (columns, rows) in tables.items():
                 table = wandb.Table(columns=["step", *columns])
                 for row in rows:
                     table.add_data(step, *row)
-                wandb.log({f"bias/{benchmark.name}/{table_name}": table,
+                wandb.log({f"bias/{benchmark.key}/{table_name}": table,
                            "train/global_step": step})  # fmt: skip
 
 
@@ -279,9 +279,11 @@ def record(benchmark: Benchmark, result: BenchmarkResult) -> dict[str, Any]:
 
     Besides metrics and curve it keeps what readers of the run (report, publish, plots)
     need without re-creating the benchmark: its headline metrics with unit and
-    direction, curve labels, language and options.
+    direction, curve labels, language and options; for a benchmark scoped to a bias axis
+    (key ``NAME[race]``), the axis and the headline metrics' 95% intervals with the name of
+    the interval, which the cross-axis matrix of ``cdsbias compare`` and the card show.
     """
-    return {
+    entry = {
         "metrics": result.metrics,
         "curve": benchmark.curve_points(result.summary, result.metrics),
         "headline": [dataclasses.asdict(m) for m in benchmark.headline_metrics()],
@@ -290,3 +292,8 @@ def record(benchmark: Benchmark, result: BenchmarkResult) -> dict[str, Any]:
         "language": benchmark.language,
         "options": benchmark.option_values(),
     }
+    if benchmark.axis is not None:  # (unscoped entries keep their keys: gender runs as before)
+        entry["axis"] = benchmark.axis
+        entry["intervals"] = {k: list(v) for k, v in benchmark.intervals(result.summary).items()}
+        entry["interval"] = benchmark.interval_name
+    return entry

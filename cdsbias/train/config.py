@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_benchmark, normalize_specs
+from cdsbias.axes import DEFAULT_AXIS
+from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_axis_benchmarks, normalize_specs
 from cdsbias.cds.corpus import DEFAULT_PROBABILITY
 from cdsbias.cds.forms import GenderForms
 from cdsbias.errors import CdsbiasError, did_you_mean
@@ -303,14 +304,25 @@ class BiasEvalConfig:
         default=3, metadata={"help": "Fine-tuning seeds (0 .. N-1) of each downstream task."}
     )
 
-    def build_benchmarks(self) -> list[Any]:
-        """The configured benchmarks, options validated (their data is not read yet)."""
+    def build_benchmarks(self, axes: AxisConfig | None = None) -> list[Any]:
+        """The configured benchmarks, options validated (their data is not read yet).
+
+        Args:
+            axes: The recipe's axis keys. Where they name an axis (``bias_axes``, or a
+                ``bias_axis`` other than gender), a benchmark with a category or tests per
+                axis is built once per measured axis (``NAME[race]``); a gender run
+                without ``bias_axes`` scores as it always has.
+        """
+        measured = None
+        if axes is not None and (axes.bias_axes is not None or axes.bias_axis != DEFAULT_AXIS):
+            measured = axes.axes()
         return [
-            build_benchmark(
-                name, spec, language=self.bias_language, data_dir=self.bias_data_dir,
-                n_resamples=self.bias_n_resamples,
-            )
+            benchmark
             for name, spec in self.bias_benchmarks.items()
+            for benchmark in build_axis_benchmarks(
+                name, spec, measured, language=self.bias_language,
+                data_dir=self.bias_data_dir, n_resamples=self.bias_n_resamples,
+            )
         ]  # fmt: skip
 
 

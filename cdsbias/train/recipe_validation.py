@@ -84,7 +84,7 @@ def validate_recipe(recipe: Any, command_line: dict[str, Any]) -> None:
             f"are ignored when fine-tuning {model.model_name_or_path}; remove them.",
             stacklevel=3,
         )
-    recipe.method.check_benchmarks(recipe.bias.build_benchmarks())
+    recipe.method.check_benchmarks(recipe.bias.build_benchmarks(recipe.axis))
 
 
 def validate_axis_cds(recipe: Any) -> None:

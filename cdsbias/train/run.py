@@ -151,7 +151,7 @@ def run(recipe: Recipe) -> Path:
     # Every input is read and checked before the output folder is touched (benchmark data,
     # corpus, model, method plan, word files, fit sentences, prefix lengths), so a bad
     # input fails with an earlier run intact, even with overwrite_output_dir=true.
-    benchmarks = recipe.bias.build_benchmarks()
+    benchmarks = recipe.bias.build_benchmarks(recipe.axis)
     for benchmark in benchmarks:
         _ = benchmark.rows
     with training.main_process_first(desc="reading the corpus"):
