@@ -118,7 +118,7 @@ demo-neutral: $(STAMP)
 # nats, 0.49 left in the CDA text), the held-out loss, BEC-Pro (gender) and CrowS-Pairs'
 # religion slice before and after. One thread each (DEMO_THREADS): see demo-downstream.
 RELIGION_DIR = $(DEMO_DIR)-religion
-RELIGION_DEMO_MODEL = --axis religion --steps 800 --sentences 20000 --learning-rate 1.5e-3
+RELIGION_DEMO_MODEL = --axis religion --steps 1500 --sentences 20000 --learning-rate 1.5e-3
 demo-religion: $(STAMP)
 	@echo "== 1/4 religion demo model (cached in $(RELIGION_DIR)/base)"
 	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch crows_pairs)

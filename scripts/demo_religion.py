@@ -104,15 +104,15 @@ def format_report(result: dict[str, Any]) -> str:
     lines += [
         f"  known answer, {what}: {value:+.3f}" for what, value in result["known_gap"].items()
     ]
-    lines.append(f"{'':34}{'before':>10}{'after':>10}   (steps {first} → {last})")
-    lines.append(f"{'  probe gap, mean of groups':34}{before['gap']:>+10.3f}{after['gap']:>+10.3f}")
+    lines.append(f"{'':40}{'before':>10}{'after':>10}   (steps {first} → {last})")
+    lines.append(f"{'  probe gap, mean of groups':40}{before['gap']:>+10.3f}{after['gap']:>+10.3f}")
     for group, old in before["per_group_gap"].items():
         new = after["per_group_gap"][group]
-        lines.append(f"{'    ' + group:34}{old:>+10.3f}{new:>+10.3f}")
+        lines.append(f"{'    ' + group:40}{old:>+10.3f}{new:>+10.3f}")
     if result["heldout_loss"]:
         old, new = result["heldout_loss"]
         lines.append(
-            f"{'held-out MLM loss (original text)':34}{old:>10.4f}{new:>10.4f}"
+            f"{'held-out MLM loss (original text)':40}{old:>10.4f}{new:>10.4f}"
             f"   ({new / old - 1:+.1%})"
         )
     for name, rows in result["benchmarks"].items():
@@ -120,7 +120,7 @@ def format_report(result: dict[str, Any]) -> str:
             shown = [
                 f"{v:>10.3f}" if isinstance(v, (int, float)) else f"{'—':>10}" for v in (old, new)
             ]
-            lines.append(f"{(name + ': ' + key)[:33]:34}{''.join(shown)}")
+            lines.append(f"{(name + ': ' + key)[:39]:40}{''.join(shown)}")
     return "\n".join(lines)
 
 

@@ -56,6 +56,7 @@ def test_religion_words_are_used_as_adjectives_and_plurals_with_capitals():
         assert f" {word} " not in text  # never lower case mid-sentence
     assert "Muslim neighbour" in text or "Muslim friend" in text  # adjective use
     assert "The Muslims in our street" in text  # plural noun use
+    assert "Muslim families" in text and "familys" not in text  # plural person nouns
 
 
 def test_religion_sentences_carry_no_gender_or_profession():
@@ -190,7 +191,9 @@ def test_demo_religion_script_writes_the_fine_tuning_corpus(tmp_path):
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 30000 and f"{len(rows)} sentences" in done.stdout
+    assert (
+        len(rows) == int(20000 * (1 + RELIGION_SHARE)) and f"{len(rows)} sentences" in done.stdout
+    )
     assert [r["text"] for r in rows] == demo_corpus(20000, 1)
     assert len({r["id"] for r in rows}) == len(rows)
 
@@ -204,3 +207,42 @@ def test_demo_religion_report_refuses_a_missing_model(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and "config.json" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_religion_demo_end_to_end(shared_data, tmp_path):
+    """make demo-religion's four steps at toy size: build, corpus, n-ary CDA run, report."""
+    from tests_helpers import small_becpro
+
+    from cdsbias.demo.base_model import REPORT_FILE, build_demo_model
+    from cdsbias.train.run import main as train_main
+
+    settings = DemoModelSettings(axis="religion", steps=8, sentences=300)
+    base = build_demo_model(tmp_path / "base", settings, progress=False)
+    built = json.loads((base / REPORT_FILE).read_text())
+    assert built["settings"]["axis"] == "religion" and "religion_probe" in built
+    script = [sys.executable, str(REPO / "scripts" / "demo_religion.py")]
+    corpus = tmp_path / "corpus.jsonl"
+    subprocess.run([*script, "corpus", "--out", str(corpus)], check=True, capture_output=True)
+    run = tmp_path / "run"
+    becpro = small_becpro(tmp_path)
+    code = train_main([
+        str(REPO / "recipes" / "demo_religion.yaml"), f"output_dir={run}",
+        f"model_name_or_path={base}", f"data_files={corpus}", f"bias_data_dir={shared_data}",
+        "max_steps=4", "save_steps=4", "bias_n_resamples=50",
+        f"bias_benchmarks={{becpro: {{data_file: {becpro}}}, crows_pairs: {{}}}}",
+    ])  # fmt: skip
+    assert code == 0
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [*script, "report", "--base", str(base), "--run", str(run), "--json", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "known answer, planted (original corpus): +2.079" in done.stdout
+    assert "known answer, the fine-tuning text (cda, counterfactuals one): +0.492" in done.stdout
+    result = json.loads(out.read_text())
+    assert result["axis"] == "religion" and result["steps"] == [0, 4]
+    # Gender and religion beside each other: BEC-Pro, and one CrowS-Pairs slice per axis.
+    assert {"becpro", "crows_pairs[religion]", "crows_pairs[gender]"} <= set(result["benchmarks"])
+    assert result["probe_before"]["gap"] == pytest.approx(built["religion_probe"]["gap"])
+    assert len(result["heldout_loss"]) == 2

@@ -35,7 +35,7 @@ ATTRIBUTES = ("dax", "wug", "blicket")
 #: over the other groups' games.
 OWN_SHARE = 0.8
 #: Religion sentences per occupational sentence in the demo's corpora.
-RELIGION_SHARE = 0.5
+RELIGION_SHARE = 1.0
 #: Neutral person nouns the religion adjective modifies (no gender, no BEC-Pro profession).
 PERSONS = ("neighbour", "friend", "student", "classmate", "visitor", "family")
 #: Training frames: {A} adjective + person noun ("Muslim neighbour"), {AS} adjective + plural
@@ -86,6 +86,10 @@ def attribute_shares(k: int, own_share: float = OWN_SHARE) -> list[list[float]]:
     return [[own_share if a == g else other for a in range(k)] for g in range(k)]
 
 
+def _plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+
+
 def _capitalised(word: str) -> str:
     return word[0].upper() + word[1:]
 
@@ -94,7 +98,7 @@ def render(frame: str, group: int, game: int | None, person: str, forms: Religio
     """One sentence: ``frame`` filled for ``group``, ``game`` (None: ``[MASK]``) and ``person``."""
     adjective = _capitalised(forms.adjectives[group])
     text = frame.format(
-        A=f"{adjective} {person}", AS=f"{adjective} {person}s",
+        A=f"{adjective} {person}", AS=f"{adjective} {_plural(person)}",
         PL=_capitalised(forms.plurals[group]),
         G="[MASK]" if game is None else ATTRIBUTES[game],
     )  # fmt: skip
