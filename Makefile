@@ -117,6 +117,8 @@ demo-neutral: $(STAMP)
 # fine-tuned with n-ary CDA on the religion axis; the religion probe's gap (planted 2.08
 # nats, 0.49 left in the CDA text), the held-out loss, BEC-Pro (gender) and CrowS-Pairs'
 # religion slice before and after. One thread each (DEMO_THREADS): see demo-downstream.
+# Measured on the loaded 2-core machine: 18.6 min for the model (load 6-9), 3.5 min for the
+# rest (load 2.4-4); 8.3 min of single-thread CPU in all.
 RELIGION_DIR = $(DEMO_DIR)-religion
 RELIGION_DEMO_MODEL = --axis religion --steps 1500 --sentences 20000 --learning-rate 1.5e-3
 demo-religion: $(STAMP)
