@@ -13,6 +13,11 @@ person words are masked far more often than other tokens (the model must predict
 person from the profession), sentences are short, the model is small and wide enough,
 and the learning rate is warmed up (without warm-up the model sits on the unigram
 plateau and every association is exactly 0).
+
+``axis="religion"`` (``make demo-religion``) adds as many sentences pairing each religion
+group with an invented game at 80/10/10 (:mod:`cdsbias.demo.religion`): the games are masked
+at the person rate and the model gets 256 positions; a gender model is built exactly as
+before (same corpus, weights, tokenizer, report and cache fingerprint).
 """
 
 from __future__ import annotations
