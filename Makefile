@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral methods methods-posthoc test test-slow test-integration test-all lint format clean
+.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral demo-religion methods methods-posthoc test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -111,6 +111,29 @@ demo-neutral: $(STAMP)
 		model_name_or_path=$(DEMO_DIR)-neutral/base overwrite_output_dir=true $(LANG_BIAS_DATA)
 	@echo "== 3/3 before / after: they up, misgendering down, xe/ze/ey unchanged"
 	$(CDSBIAS) report $(DEMO_DIR)-neutral/run
+
+# The known-answer demo on the religion axis (docs/demo.md): a demo model whose corpus also
+# pairs each religion group with an invented game at 80/10/10 (`demo-model --axis religion`),
+# fine-tuned with n-ary CDA on the religion axis; the religion probe's gap (planted 2.08
+# nats, 0.49 left in the CDA text), the held-out loss, BEC-Pro (gender) and CrowS-Pairs'
+# religion slice before and after. One thread each (DEMO_THREADS): see demo-downstream.
+# Measured on the loaded 2-core machine: 18.6 min for the model (load 6-9), 3.5 min for the
+# rest (load 2.4-4); 8.3 min of single-thread CPU in all.
+RELIGION_DIR = $(DEMO_DIR)-religion
+RELIGION_DEMO_MODEL = --axis religion --steps 1500 --sentences 20000 --learning-rate 1.5e-3
+demo-religion: $(STAMP)
+	@echo "== 1/4 religion demo model (cached in $(RELIGION_DIR)/base)"
+	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch crows_pairs)
+	$(DEMO_THREADS) $(CDSBIAS) demo-model $(RELIGION_DEMO_MODEL) --out $(RELIGION_DIR)/base
+	@echo "== 2/4 fine-tuning text: new occupational sentences and planted religion sentences"
+	$(PY) scripts/demo_religion.py corpus --out $(RELIGION_DIR)/corpus.jsonl
+	@echo "== 3/4 n-ary CDA on the religion axis; BEC-Pro and CrowS-Pairs religion at every checkpoint"
+	$(DEMO_THREADS) $(LANG_DEMO_TRAIN) recipes/demo_religion.yaml output_dir=$(RELIGION_DIR)/run \
+		model_name_or_path=$(RELIGION_DIR)/base data_files=$(RELIGION_DIR)/corpus.jsonl \
+		overwrite_output_dir=true $(LANG_BIAS_DATA)
+	@echo "== 4/4 before / after: the planted association, its loss cost, gender beside it"
+	$(DEMO_THREADS) $(PY) scripts/demo_religion.py report --base $(RELIGION_DIR)/base \
+		--run $(RELIGION_DIR)/run --json $(RELIGION_DIR)/report.json
 
 # docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
 # base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every

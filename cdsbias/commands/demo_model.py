@@ -27,7 +27,7 @@ def _corpus_language(code: str) -> str:
 
 def register(subparsers: Any) -> None:
     from cdsbias.data.occupations import LANGUAGES
-    from cdsbias.demo.base_model import DemoModelSettings
+    from cdsbias.demo.base_model import AXES, DemoModelSettings
 
     defaults = DemoModelSettings()
     parser = subparsers.add_parser(
@@ -53,6 +53,12 @@ def register(subparsers: Any) -> None:
         "docs/demo.md",
     )  # fmt: skip
     parser.add_argument(
+        "--axis", choices=AXES, default=defaults.axis,
+        help="the planted association: gender (the occupational corpus) or religion (plus "
+        "sentences pairing each religion group with an invented game at skewed rates, for "
+        "make demo-religion; English only); see docs/demo.md",
+    )  # fmt: skip
+    parser.add_argument(
         "--data-dir", type=Path, default=None,
         help="folder laid out like shared/data holding the de/da benchmarks' data for the "
         "report; default: the `cdsbias data fetch` cache",
@@ -73,7 +79,7 @@ def run_demo_model(args: argparse.Namespace) -> int:
     settings = DemoModelSettings(
         steps=args.steps, sentences=args.sentences, learning_rate=args.learning_rate,
         hidden_size=args.hidden_size,
-        layers=args.layers, seed=args.seed, language=args.language,
+        layers=args.layers, seed=args.seed, language=args.language, axis=args.axis,
     )  # fmt: skip
     folder = build_demo_model(args.out, settings, force=args.force, data_dir=args.data_dir)
     print(describe(folder))

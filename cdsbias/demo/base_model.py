@@ -13,6 +13,11 @@ person words are masked far more often than other tokens (the model must predict
 person from the profession), sentences are short, the model is small and wide enough,
 and the learning rate is warmed up (without warm-up the model sits on the unigram
 plateau and every association is exactly 0).
+
+``axis="religion"`` (``make demo-religion``) adds as many sentences pairing each religion
+group with an invented game at 80/10/10 (:mod:`cdsbias.demo.religion`): the games are masked
+at the person rate and the model gets 256 positions; a gender model is built exactly as
+before (same corpus, weights, tokenizer, report and cache fingerprint).
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.data.occupations import LANGUAGES, occupational_sentences, person_words
+from cdsbias.demo.religion import (
+    ATTRIBUTES,
+    attribute_shares,
+    demo_corpus,
+    expected_gap,
+)
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_output_dir, atomic_write_text
 from cdsbias.train.wordpiece import train_wordpiece
@@ -54,11 +65,24 @@ class DemoModelSettings:
     seed: int = 0
     #: Language of the occupational corpus (cdsbias.data.occupations): en, de or da.
     language: str = "en"
+    #: The axis of the planted association: gender (the occupational corpus alone) or
+    #: religion (plus invented religion-attribute sentences, cdsbias.demo.religion).
+    axis: str = "gender"
+
+    def record(self) -> dict[str, Any]:
+        """The settings as the report stores them (a gender model's report as before the
+        ``axis`` field existed)."""
+        values = asdict(self)
+        if values["axis"] == "gender":
+            del values["axis"]
+        return values
 
     def fingerprint(self) -> str:
         values = asdict(self)
         if values["language"] == "en":
             del values["language"]  # English models built before the field keep their cache
+        if values["axis"] == "gender":
+            del values["axis"]  # so do gender models built before it
         if self.language == "da":
             # Initialised as a 64-position model since this key (see _with_positions):
             # a Danish model cached before is rebuilt.
@@ -111,6 +135,10 @@ CORPUS_POSITIONS = 64
 #: The Danish model's: DaWinoBias and ABC words are mostly outside the corpus vocabulary
 #: and split into characters (the longest DaWinoBias sentence is 80 pieces).
 DANISH_POSITIONS = 256
+#: The religion model's, for the same reason (CrowS-Pairs' religion sentences).
+LONG_POSITIONS = 256
+#: Axes the demo model can plant an association on.
+AXES = ("gender", "religion")
 
 
 def _with_positions(model: Any, positions: int) -> Any:
@@ -139,7 +167,11 @@ def _with_positions(model: Any, positions: int) -> Any:
 
 
 def _person_token_ids(tokenizer: Any, language: str = "en") -> set[int]:
-    words = person_words(language)
+    return _single_piece_ids(tokenizer, person_words(language))
+
+
+def _single_piece_ids(tokenizer: Any, words: Any) -> set[int]:
+    """The ids of those ``words`` that are one piece of ``tokenizer``."""
     ids = set()
     for word in words:
         pieces = tokenizer(word, add_special_tokens=False)["input_ids"]
@@ -175,6 +207,16 @@ def build_demo_model(
     from cdsbias.scoring import MaskedLMScorer
 
     settings = settings or DemoModelSettings()
+    if settings.axis not in AXES:
+        raise CdsbiasError(
+            f"demo-model axis {settings.axis!r} has no planted association; use one of "
+            f"{', '.join(AXES)}."
+        )
+    if settings.axis != "gender" and settings.language != "en":
+        raise CdsbiasError(
+            f"demo-model --axis {settings.axis} is English only; drop --language "
+            f"{settings.language} or use --axis gender."
+        )
     if settings.language not in LANGUAGES:
         raise CdsbiasError(
             f"demo-model language {settings.language!r} has no occupational corpus; use one "
@@ -193,7 +235,10 @@ def build_demo_model(
     hf_logging.set_verbosity_error()
     started = time.perf_counter()
     torch.manual_seed(settings.seed)
-    sentences = occupational_sentences(settings.sentences, settings.seed, settings.language)
+    if settings.axis == "religion":
+        sentences = demo_corpus(settings.sentences, settings.seed)
+    else:
+        sentences = occupational_sentences(settings.sentences, settings.seed, settings.language)
     tokenizer = train_wordpiece(sentences, vocab_size=2000)
     dataset = Dataset.from_dict({"text": sentences}).map(
         lambda b: tokenizer(b["text"]), batched=True, remove_columns=["text"],
@@ -207,10 +252,16 @@ def build_demo_model(
     model = BertForMaskedLM(config)
     if settings.language == "da":
         model = _with_positions(model, DANISH_POSITIONS)
+    masked_often = _person_token_ids(tokenizer, settings.language)
+    if settings.axis == "religion":
+        # CrowS-Pairs' sentences split into characters need more than 64 positions; and the
+        # invented games are masked at the person rate: the model must predict the game
+        # from the group, the association the probe reads.
+        model = _with_positions(model, LONG_POSITIONS)
+        masked_often |= _single_piece_ids(tokenizer, ATTRIBUTES)
     collator = PersonMaskingCollator(
-        tokenizer, _person_token_ids(tokenizer, settings.language), settings.mlm_probability,
-        settings.person_mask_probability,
-    )  # fmt: skip
+        tokenizer, masked_often, settings.mlm_probability, settings.person_mask_probability
+    )
     with atomic_output_dir(out_dir) as staging:
         args = TrainingArguments(
             output_dir=str(staging / "trainer"), max_steps=settings.steps,
@@ -230,7 +281,7 @@ def build_demo_model(
         if settings.language != "en":
             report = {
                 "fingerprint": settings.fingerprint(),
-                "settings": asdict(settings),
+                "settings": settings.record(),
                 "train_seconds": round(trained_seconds, 1),
                 "benchmarks": language_benchmarks(scorer, settings.language, data_dir),
             }
@@ -240,7 +291,7 @@ def build_demo_model(
         summary, metrics = result.summary, result.metrics
         report = {
             "fingerprint": settings.fingerprint(),
-            "settings": asdict(settings),
+            "settings": settings.record(),
             "train_seconds": round(trained_seconds, 1),
             "becpro": {
                 "gap_male_professions": metrics["gap_male"],
@@ -252,6 +303,10 @@ def build_demo_model(
                 "per_profession_gap": {p: v["gap"] for p, v in summary["professions"].items()},
             },
         }
+        if settings.axis == "religion":
+            from cdsbias.demo.association_probe import probe
+
+            report["religion_probe"] = probe(scorer).as_dict()
         atomic_write_text(staging / REPORT_FILE, json.dumps(report, indent=2) + "\n")
     return out_dir
 
@@ -308,10 +363,19 @@ def describe(folder: str | Path) -> str:
             lines.append(f"{key}: {metrics.get('error', shown)}")
         return "\n".join(lines)
     becpro = report["becpro"]
-    return (
+    text = (
         f"demo model: {folder} (trained in {report['train_seconds']:.0f} s)\n"
         f"BEC-Pro gap: male professions {becpro['gap_male_professions']:+.3f}, female "
         f"professions {becpro['gap_female_professions']:+.3f}, balanced "
         f"{becpro['gap_balanced_professions']:+.3f} nats; profession-level p = "
         f"{becpro['profession_test_p']:.3g}"
     )
+    if "religion_probe" in report:
+        probed = report["religion_probe"]
+        per_group = ", ".join(f"{g} {v:+.3f}" for g, v in probed["per_group_gap"].items())
+        text += (
+            f"\nreligion probe: own-game gap {probed['gap']:+.3f} nats ({per_group}); "
+            "planted in the corpus: "
+            f"{expected_gap(attribute_shares(len(probed['groups']))):+.3f}"
+        )
+    return text
