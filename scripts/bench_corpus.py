@@ -105,7 +105,8 @@ def stream_pass(
     axis: str = "gender",
 ) -> dict:
     """Streams the corpus through the training pipeline; returns tokens, documents, seconds."""
-    from cdsbias.train.config import CDSConfig, DataConfig
+    from cdsbias.train.cds_config import CDSConfig
+    from cdsbias.train.config import DataConfig
     from cdsbias.train.streaming import build_streaming_data, load_stream
 
     data = DataConfig(

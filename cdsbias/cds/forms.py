@@ -9,7 +9,7 @@
   depend on batching or ``num_proc``; with ``cds_mode: cda`` a corpus keeps each document
   and adds both (cdsbias.cds.corpus.CounterfactualMapper).
 
-Recipe keys (cdsbias.train.config.CDSConfig) and ``cdsbias cds`` flags: ``gender_forms``
+Recipe keys (cdsbias.train.cds_config.CDSConfig) and ``cdsbias cds`` flags: ``gender_forms``
 (``--forms``), ``neutral_pronouns`` (``--neutral-pronouns``: they, xe, ze, ey),
 ``neutral_reflexive`` (``--neutral-reflexive``: themself, themselves), ``neutral_nouns``,
 ``neutral_kinship`` and ``neutral_names`` (``--neutral-nouns`` ...).

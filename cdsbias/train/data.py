@@ -21,7 +21,8 @@ from cdsbias.data.gap import DATASET as GAP
 from cdsbias.data.gap import GAP_FILES
 from cdsbias.data.occupations import occupational_sentences
 from cdsbias.errors import CdsbiasError
-from cdsbias.train.config import CDSConfig, DataConfig
+from cdsbias.train.cds_config import CDSConfig
+from cdsbias.train.config import DataConfig
 from cdsbias.train.units import split_sentences, tokenize_units
 
 __all__ = ["build_training_data", "load_documents", "split_sentences"]

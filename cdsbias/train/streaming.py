@@ -28,7 +28,8 @@ from typing import Any
 from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.data.corpora import BUILTIN_CORPORA, open_corpus
 from cdsbias.errors import CdsbiasError
-from cdsbias.train.config import CDSConfig, DataConfig
+from cdsbias.train.cds_config import CDSConfig
+from cdsbias.train.config import DataConfig
 from cdsbias.train.units import tokenize_units
 
 #: Held-out documents of a stream when ``heldout_documents`` is not set.
