@@ -2,10 +2,13 @@
 neopronouns xe, ze and ey.
 
 One owner for the forms that gender-neutral rewriting (cdsbias.cds.languages.en_neutral)
-writes and that the ``pronoun_fidelity`` benchmark asks a model to fill. The neopronoun
-forms are those of MISGENDERED (Hossain et al. 2023, "MISGENDERED: Limits of Large Language
-Models in Understanding Pronouns", ACL 2023; github.com/tamannahossainkay/misgendered) and of
-NL-Augmenter's neopronoun transformation (Dhole et al. 2021):
+writes and that the ``pronoun_fidelity`` benchmark's generated set asks a model to fill.
+*xe* and *ey* are written as in MISGENDERED's release (Hossain et al. 2023, "MISGENDERED:
+Limits of Large Language Models in Understanding Pronouns", ACL 2023;
+github.com/tamannahossainkay/misgendered-backend, ``pronouns.csv``); *ze* takes the
+*ze/hir* paradigm, where MISGENDERED writes *ze/zir/zir/zirs/zirself*. ``pronoun_fidelity``
+on the released data uses the release's own forms
+(cdsbias.benchmarks.pronoun_fidelity_released):
 
 =======  ==========  ==========  ====================  ======================  ==========
 family   nominative  accusative  possessive dependent  possessive independent  reflexive

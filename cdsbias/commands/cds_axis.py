@@ -115,7 +115,7 @@ def run_axis(args: argparse.Namespace) -> int:
             mapper,
             batched=True,
             num_proc=args.num_proc if args.num_proc > 1 else None,
-            desc=f"{axis.name} counterfactuals ({args.mode})",
+            desc=f"{axis.name} counterfactuals ({args.mode}, {args.counterfactuals})",
         )
         report = AxisReport(axis)
         for batch in mapped.select_columns([REPORT_COLUMN]).iter(batch_size=10_000):

@@ -54,7 +54,12 @@ def register(subparsers: Any) -> None:
         help=f"output folder (default: {DEFAULT_OUT_ROOT}/<model>, e.g. "
         f"{DEFAULT_OUT_ROOT}/org__name for the hub id org/name)",
     )  # fmt: skip
-    parser.add_argument("--data", type=Path, help="data file to use instead of the default")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="data file (for pronoun_fidelity also the MISGENDERED release folder) to use "
+        "instead of the default",
+    )
     parser.add_argument(
         "--data-dir", type=Path,
         help="folder laid out like shared/data holding every benchmark's files",
