@@ -14,7 +14,7 @@ from pathlib import Path
 from cdsbias.axes import get_axis
 from cdsbias.cds.axis_substitution import AxisSubstituter
 from cdsbias.cds.edits import apply_edits
-from cdsbias.cds.gold import UNCHANGED, GoldRow, GoldScore, score_row
+from cdsbias.cds.gold import UNCHANGED, GoldRow, GoldScore, score_row, tally
 from cdsbias.cds.wordlists import data_lines
 from cdsbias.errors import CdsbiasError
 
@@ -69,11 +69,6 @@ def score_axis_gold(rows: list[tuple[str, str, GoldRow]]) -> dict[str, GoldScore
     scores: dict[str, GoldScore] = {}
     total = GoldScore()
     for (_, _, row), output in zip(rows, axis_gold_outputs(rows), strict=True):
-        exact, judged, correct = score_row(row, output, {})
-        for score in (scores.setdefault(row.phenomenon, GoldScore()), total):
-            score.sentences += 1
-            score.exact += exact
-            score.words += judged
-            score.words_correct += correct
+        tally(scores, total, row.phenomenon, score_row(row, output, {}))
     scores["all"] = total
     return scores

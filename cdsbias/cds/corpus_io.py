@@ -369,3 +369,20 @@ def _check_first_document(corpus: Any, source: Any, text_column: str, text_optio
             f"column '{text_column}' holds {type(first[text_column]).__name__} values, not "
             f"text; choose a string column with {text_option}"
         )
+
+
+def document_key_column(column_names: Sequence[str], id_column: str | None) -> str | None:
+    """The column that keys each document's seeded choices: ``id_column`` when given (an
+    error when the corpus lacks it), else ``id`` when the corpus has one (as the training
+    path keys its documents), else None (the text itself).
+
+    Raises:
+        CdsbiasError: ``id_column`` names no column of the corpus.
+    """
+    if id_column is not None and id_column not in column_names:
+        raise CdsbiasError(
+            f"--id-column '{id_column}' not found; the corpus has: {', '.join(column_names)}"
+        )
+    if id_column is None and "id" in column_names:
+        return "id"
+    return id_column

@@ -159,14 +159,22 @@ def score_gold(language: Language, rows: list[GoldRow]) -> dict[str, GoldScore]:
     scores: dict[str, GoldScore] = {}
     total = GoldScore()
     for row in rows:
-        exact, judged, correct = score_row(row, language.substitute(row.source), genders)
-        for score in (scores.setdefault(row.phenomenon, GoldScore()), total):
-            score.sentences += 1
-            score.exact += exact
-            score.words += judged
-            score.words_correct += correct
+        result = score_row(row, language.substitute(row.source), genders)
+        tally(scores, total, row.phenomenon, result)
     scores["all"] = total
     return scores
+
+
+def tally(
+    scores: dict[str, GoldScore], total: GoldScore, phenomenon: str, result: tuple[int, int, int]
+) -> None:
+    """Adds one row's ``score_row`` result to its phenomenon's counts and to ``total``."""
+    exact, judged, correct = result
+    for score in (scores.setdefault(phenomenon, GoldScore()), total):
+        score.sentences += 1
+        score.exact += exact
+        score.words += judged
+        score.words_correct += correct
 
 
 def format_scores(scores: dict[str, GoldScore]) -> str:

@@ -274,6 +274,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     from cdsbias.cds.corpus import REPORT_COLUMN, CounterfactualMapper, validate_settings
     from cdsbias.cds.corpus_io import (
         collect_report,
+        document_key_column,
         expand_inputs,
         load_corpus,
         output_format,
@@ -312,14 +313,7 @@ def run_corpus(args: argparse.Namespace) -> int:
             split=args.split,
             text_column=text_column,
         )
-        id_column = args.id_column
-        if id_column is not None and id_column not in corpus.column_names:
-            raise CdsbiasError(
-                f"--id-column '{id_column}' not found; the corpus has: "
-                f"{', '.join(corpus.column_names)}"
-            )
-        if id_column is None and "id" in corpus.column_names:
-            id_column = "id"  # as the training path keys its documents
+        id_column = document_key_column(corpus.column_names, args.id_column)
         mapper = CounterfactualMapper(
             text_column,
             mode=args.mode,

@@ -70,7 +70,13 @@ def run_axis(args: argparse.Namespace) -> int:
 
     from cdsbias.cds.axis_corpus import AxisCounterfactualMapper, AxisReport
     from cdsbias.cds.corpus import REPORT_COLUMN
-    from cdsbias.cds.corpus_io import expand_inputs, load_corpus, output_format, write_corpus
+    from cdsbias.cds.corpus_io import (
+        document_key_column,
+        expand_inputs,
+        load_corpus,
+        output_format,
+        write_corpus,
+    )
     from cdsbias.io import atomic_write_text
 
     check_axis_arguments(args)
@@ -92,14 +98,7 @@ def run_axis(args: argparse.Namespace) -> int:
             split=args.split,
             text_column=text_column,
         )
-        id_column = args.id_column
-        if id_column is not None and id_column not in corpus.column_names:
-            raise CdsbiasError(
-                f"--id-column '{id_column}' not found; the corpus has: "
-                f"{', '.join(corpus.column_names)}"
-            )
-        if id_column is None and "id" in corpus.column_names:
-            id_column = "id"  # as the training path keys its documents
+        id_column = document_key_column(corpus.column_names, args.id_column)
         mapper = AxisCounterfactualMapper(
             text_column,
             axis=axis,
