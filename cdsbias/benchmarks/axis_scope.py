@@ -68,3 +68,15 @@ def scope_options(benchmark: Any, axis: Any, options: dict[str, Any]) -> tuple[d
     chosen = benchmark.parse_options(given)
     same = all(getattr(chosen, k) == getattr(scope, k) for k in names)
     return options, axis.name if same else None
+
+
+def no_category_error(
+    benchmark: str, axis: Any, what: str, option: str, choices: list[str] | tuple[str, ...]
+) -> CdsbiasError:
+    """The error for an axis (a user's attribute file) that names no category of
+    ``benchmark``: which option to set, its choices, and how (CLI and recipe)."""
+    return CdsbiasError(
+        f"bias axis '{axis.name}' ({axis.source}) has no {what}; set the {benchmark} option "
+        f"{option} to one of {', '.join(choices)} (--option {benchmark}.{option}=TYPE, or in "
+        f"a recipe bias_benchmarks: {{{benchmark}: {{{option}: TYPE}}}})"
+    )

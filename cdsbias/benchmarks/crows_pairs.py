@@ -57,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks import scorings
+from cdsbias.benchmarks.axis_scope import no_category_error
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.crows_pairs_data import (  # noqa: F401 (its reader, re-exported)
     BIAS_TYPES,
@@ -208,11 +209,8 @@ class CrowsPairs(Benchmark):
     def axis_options(cls, axis: Any) -> dict[str, Any]:
         """``bias_type``: the axis's CrowS-Pairs category (``race`` -> ``race-color``)."""
         if axis.crows_pairs_category is None:
-            raise CdsbiasError(
-                f"bias axis '{axis.name}' ({axis.source}) has no CrowS-Pairs category; set "
-                f"crows_pairs' option bias_type to one of {', '.join(BIAS_TYPES)} "
-                "(--option crows_pairs.bias_type=TYPE, or in a recipe bias_benchmarks: "
-                "{crows_pairs: {bias_type: TYPE}})"
+            raise no_category_error(
+                "crows_pairs", axis, "CrowS-Pairs category", "bias_type", BIAS_TYPES
             )
         return {"bias_type": axis.crows_pairs_category}
 

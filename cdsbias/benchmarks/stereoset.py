@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from cdsbias.benchmarks import scorings
+from cdsbias.benchmarks.axis_scope import no_category_error
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.stats import interval_contains
 from cdsbias.benchmarks.stereoset_data import (  # noqa: F401 (its reader, re-exported)
@@ -150,12 +151,7 @@ class StereoSet(Benchmark):
     def axis_options(cls, axis: Any) -> dict[str, Any]:
         """``bias_type``: the axis's StereoSet domain."""
         if axis.stereoset_domain is None:
-            raise CdsbiasError(
-                f"bias axis '{axis.name}' ({axis.source}) has no StereoSet bias type; set "
-                f"stereoset's option bias_type to one of {', '.join(DOMAINS)} (--option "
-                "stereoset.bias_type=TYPE, or in a recipe bias_benchmarks: {stereoset: "
-                "{bias_type: TYPE}})"
-            )
+            raise no_category_error("stereoset", axis, "StereoSet bias type", "bias_type", DOMAINS)
         return {"bias_type": axis.stereoset_domain}
 
     def intervals(self, summary: dict[str, Any]) -> dict[str, tuple[float, float]]:
