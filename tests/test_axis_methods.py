@@ -342,3 +342,18 @@ def test_a_hooked_religion_fit_records_its_axis_and_reattaches(tmp_path, becpro,
     hooked = AutoModelForMaskedLM.from_pretrained(base).eval()
     hook(hooked, AffineErasure.load(out))
     assert torch.equal(logits(loaded, tokenizer), logits(hooked, tokenizer))
+
+
+def test_a_finished_run_whose_axis_file_moved_loads_with_a_warning(tmp_path) -> None:
+    """A finished run's recipe names an attribute file that is gone: the plan still builds
+    (its fit and prefix are recorded) and a warning names the fix; a recipe a user is
+    writing (``given``) fails instead."""
+    from cdsbias.errors import CdsbiasError
+    from cdsbias.methods import plan_from_values
+
+    values = {"posthoc_method": "leace", "bias_axis": str(tmp_path / "gone.tsv")}
+    with pytest.warns(UserWarning, match="Put the attribute file back"):
+        plan = plan_from_values(values)
+    assert plan.posthoc is not None
+    with pytest.raises(CdsbiasError, match="not found"):
+        plan_from_values(values, given=values)

@@ -11,6 +11,7 @@ as it trained (never re-defaulted).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,11 +306,18 @@ def plan_from_values(
 
         try:
             axis = get_axis(reference)
-        except CdsbiasError:
+        except CdsbiasError as exc:
             if given is not None:
                 raise
             # A finished run whose attribute file has moved: its fit is recorded
-            # (posthoc_fit.json) and a prefix-less axis's Self-Debias prefix is in the recipe.
+            # (posthoc_fit.json) and a prefix-less axis's Self-Debias prefix is in the recipe,
+            # so the run still loads; only what names the axis loses it.
+            warnings.warn(
+                f"The run's bias_axis cannot be read ({exc}); its recorded fit and prefix are "
+                "used, but labels name no axis. Put the attribute file back at that path to "
+                "restore them.",
+                stacklevel=2,
+            )
             axis = None
         if axis is not None:
             plan.use_axis(axis)
