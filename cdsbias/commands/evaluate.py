@@ -57,8 +57,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--data",
         type=Path,
-        help="data file (for pronoun_fidelity also the MISGENDERED release folder) to use "
-        "instead of the default",
+        help="data file, or a released data folder where the benchmark reads one (see its "
+        "docs), to use instead of the default",
     )
     parser.add_argument(
         "--data-dir", type=Path,
