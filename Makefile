@@ -101,16 +101,23 @@ demo-da: $(STAMP)
 	$(PY) scripts/danish_pronoun_probe.py $(DEMO_DIR)-da/base $(DEMO_DIR)-da/run
 
 # Gender-neutral rewriting's known-answer demo (docs/demo.md): the demo model with the
-# language demos' budget, fine-tuned on occupational text rewritten to singular they
-# (gender_forms: neutral), pronoun_fidelity and BEC-Pro at every checkpoint.
+# language demos' budget, fine-tuned with binary+neutral CDA on occupational text (each
+# sentence, its he<->she swap and its rewrite to singular they) and, for comparison, with
+# binary CDS alone; pronoun_fidelity and BEC-Pro at every checkpoint.
+NEUTRAL_DIR = $(DEMO_DIR)-neutral
+NEUTRAL_TRAIN = $(LANG_DEMO_TRAIN) recipes/demo_neutral.yaml model_name_or_path=$(NEUTRAL_DIR)/base \
+	overwrite_output_dir=true $(LANG_BIAS_DATA)
 demo-neutral: $(STAMP)
-	@echo "== 1/3 demo model (cached in $(DEMO_DIR)-neutral/base)"
-	$(CDSBIAS) demo-model $(LANG_DEMO_MODEL) --out $(DEMO_DIR)-neutral/base
-	@echo "== 2/3 neutral CDS fine-tuning (he/she -> they), pronoun_fidelity at every checkpoint"
-	$(LANG_DEMO_TRAIN) recipes/demo_neutral.yaml output_dir=$(DEMO_DIR)-neutral/run \
-		model_name_or_path=$(DEMO_DIR)-neutral/base overwrite_output_dir=true $(LANG_BIAS_DATA)
-	@echo "== 3/3 before / after: they up, misgendering down, xe/ze/ey unchanged"
-	$(CDSBIAS) report $(DEMO_DIR)-neutral/run
+	@echo "== 1/4 demo model (cached in $(NEUTRAL_DIR)/base)"
+	$(CDSBIAS) demo-model $(LANG_DEMO_MODEL) --out $(NEUTRAL_DIR)/base
+	@echo "== 2/4 binary+neutral CDA fine-tuning (he<->she and he/she -> they), pronoun_fidelity at every checkpoint"
+	$(NEUTRAL_TRAIN) output_dir=$(NEUTRAL_DIR)/run
+	@echo "== 3/4 binary CDS alone (he<->she), for comparison"
+	$(NEUTRAL_TRAIN) output_dir=$(NEUTRAL_DIR)/binary gender_forms=binary cds_mode=cds \
+		cds_probability=1.0
+	@echo "== 4/4 before / after: they up, misgendering down, xe/ze/ey unchanged; binary CDS beside it"
+	$(CDSBIAS) report $(NEUTRAL_DIR)/run
+	$(CDSBIAS) compare $(NEUTRAL_DIR)/run $(NEUTRAL_DIR)/binary --out $(NEUTRAL_DIR)/compare
 
 # The known-answer demo on the religion axis (docs/demo.md): a demo model whose corpus also
 # pairs each religion group with an invented game at 80/10/10 (`demo-model --axis religion`),
