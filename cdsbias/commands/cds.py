@@ -269,51 +269,22 @@ def run_corpus(args: argparse.Namespace) -> int:
     Everything that can be checked (settings, output kind, inputs, columns, word lists,
     analyser) is checked before the map; the output and report are written only after it.
     """
-    import datasets
-
     from cdsbias.cds.corpus import REPORT_COLUMN, CounterfactualMapper, validate_settings
-    from cdsbias.cds.corpus_io import (
-        collect_report,
-        document_key_column,
-        expand_inputs,
-        load_corpus,
-        output_format,
-        write_corpus,
-    )
+    from cdsbias.cds.corpus_io import collect_report, write_corpus
     from cdsbias.cds.wordlists import load_wordlists
-    from cdsbias.errors import CdsbiasError
+    from cdsbias.commands.corpus_args import check_corpus_arguments, open_corpus, progress_bars
     from cdsbias.io import atomic_write_text
 
     validate_settings(args.mode, args.probability)
-    if args.num_proc < 1:
-        raise CdsbiasError(f"--num-proc must be at least 1, got {args.num_proc}")
-    output_format(args.out)
-    report_path = args.report or args.out.with_name(args.out.name + ".report.json")
-    if args.input and args.dataset:
-        raise CdsbiasError("give either INPUT files or --dataset ID, not both")
-    if not args.input and not args.dataset:
-        raise CdsbiasError("no input: give INPUT files or --dataset ID")
-    sources = expand_inputs(args.input)[1] if args.input else [Path(args.dataset)]
-    if {args.out.resolve(), report_path.resolve()} & {source.resolve() for source in sources}:
-        raise CdsbiasError("--out and --report must differ from the input")
+    report_path = check_corpus_arguments(args)
     text_column = args.text_column or "text"
     custom_lists = args.word_pairs is not None or args.name_pairs is not None
     wordlists = (
         load_wordlists(args.word_pairs, args.name_pairs, names=args.names) if custom_lists else None
     )
 
-    bars_were_on = datasets.is_progress_bar_enabled()
-    if args.quiet:
-        datasets.disable_progress_bars()
-    try:
-        corpus = load_corpus(
-            args.input,
-            dataset=args.dataset,
-            config=args.dataset_config,
-            split=args.split,
-            text_column=text_column,
-        )
-        id_column = document_key_column(corpus.column_names, args.id_column)
+    with progress_bars(args.quiet):
+        corpus, id_column = open_corpus(args, text_column)
         mapper = CounterfactualMapper(
             text_column,
             mode=args.mode,
@@ -355,9 +326,6 @@ def run_corpus(args: argparse.Namespace) -> int:
         }
         write_corpus(output, args.out)
         atomic_write_text(report_path, report.to_json(settings=settings))
-    finally:
-        if args.quiet and bars_were_on:
-            datasets.enable_progress_bars()
     summary = report.to_dict(top_unlisted=0)
     print(
         f"wrote {len(output)} rows to {args.out} ({summary['documents_substituted']} of "

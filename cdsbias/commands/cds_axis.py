@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from cdsbias.errors import CdsbiasError
 
@@ -49,56 +48,29 @@ def check_axis_arguments(args: argparse.Namespace) -> None:
     args.mode = args.mode or "cda"
     args.counterfactuals = args.counterfactuals or "one"
     validate_axis_settings(args.mode, args.probability, args.counterfactuals)
-    if args.num_proc < 1:
-        raise CdsbiasError(f"--num-proc must be at least 1, got {args.num_proc}")
     inputs = args.input
     if len(inputs) == 1 and inputs[0].suffix.lower() == ".tsv" and not args.dataset:
         raise CdsbiasError(
             f"{inputs[0]}: a GAP .tsv file is gender data (its offsets mark pronouns); "
             f"--axis {axis.name} substitutes corpora (.txt, .jsonl, .csv, .parquet)"
         )
-    if args.input and args.dataset:
-        raise CdsbiasError("give either INPUT files or --dataset ID, not both")
-    if not args.input and not args.dataset:
-        raise CdsbiasError("no input: give INPUT files or --dataset ID")
     args.bias_axis = axis
 
 
 def run_axis(args: argparse.Namespace) -> int:
     """Runs ``cdsbias cds --axis AXIS`` on a corpus."""
-    import datasets
-
     from cdsbias.cds.axis_corpus import AxisCounterfactualMapper, AxisReport
     from cdsbias.cds.corpus import REPORT_COLUMN
-    from cdsbias.cds.corpus_io import (
-        document_key_column,
-        expand_inputs,
-        load_corpus,
-        output_format,
-        write_corpus,
-    )
+    from cdsbias.cds.corpus_io import write_corpus
+    from cdsbias.commands.corpus_args import check_corpus_arguments, open_corpus, progress_bars
     from cdsbias.io import atomic_write_text
 
     check_axis_arguments(args)
     axis = args.bias_axis
-    output_format(args.out)
-    report_path = args.report or args.out.with_name(args.out.name + ".report.json")
-    sources = expand_inputs(args.input)[1] if args.input else [Path(args.dataset)]
-    if {args.out.resolve(), report_path.resolve()} & {source.resolve() for source in sources}:
-        raise CdsbiasError("--out and --report must differ from the input")
+    report_path = check_corpus_arguments(args)
     text_column = args.text_column or "text"
-    bars_were_on = datasets.is_progress_bar_enabled()
-    if args.quiet:
-        datasets.disable_progress_bars()
-    try:
-        corpus = load_corpus(
-            args.input,
-            dataset=args.dataset,
-            config=args.dataset_config,
-            split=args.split,
-            text_column=text_column,
-        )
-        id_column = document_key_column(corpus.column_names, args.id_column)
+    with progress_bars(args.quiet):
+        corpus, id_column = open_corpus(args, text_column)
         mapper = AxisCounterfactualMapper(
             text_column,
             axis=axis,
@@ -136,9 +108,6 @@ def run_axis(args: argparse.Namespace) -> int:
         write_corpus(output, args.out)
         text = json.dumps({"settings": settings, **report.to_dict()}, indent=2) + "\n"
         atomic_write_text(report_path, text)
-    finally:
-        if args.quiet and bars_were_on:
-            datasets.enable_progress_bars()
     print(
         f"wrote {len(output)} rows to {args.out} ({report.documents_substituted} of "
         f"{report.documents} documents with {axis.name} words, {report.counterfactuals} "
