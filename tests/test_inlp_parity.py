@@ -120,11 +120,20 @@ def bias_bench_data(pairs, docs):
     return sentences, labels
 
 
+@pytest.fixture(scope="module")
+def reference():
+    """The default gender map, the development documents, and bias-bench's sentences and
+    labels on them."""
+    pairs, docs = load_fit_pairs(), documents()
+    return pairs, docs, *bias_bench_data(pairs, docs)
+
+
 @pytest.fixture(scope="module", params=["bert", "roberta"])
-def parity_model(request, tmp_path_factory):
+def parity_model(request, tmp_path_factory, reference):
     """A seeded tiny model with BERT-base's feed-forward width (3,072), so the encoder's
-    batches are cut at BERT-base's 341 padded tokens as in a real fit; RoBERTa too, whose
-    padding id and position offsets differ from BERT's."""
+    batches are cut at BERT-base's 341 padded tokens as in a real fit (RoBERTa too, whose
+    padding id and position offsets differ from BERT's); its scorer, and bias-bench's
+    features of the reference sentences."""
     from tiny_models import tiny_masked_lm
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -136,13 +145,11 @@ def parity_model(request, tmp_path_factory):
     model = AutoModelForMaskedLM.from_pretrained(folder).eval()
     assert max_batch_tokens(model) == 341
     scorer = MaskedLMScorer(model, AutoTokenizer.from_pretrained(folder), batch_size=32)
-    return folder, scorer
+    return scorer, bias_bench_features(folder, reference[2])
 
 
-def test_sentences_labels_and_split_equal_bias_bench():
-    pairs = load_fit_pairs()  # the default gender map: the CDS pairs + him/her, his/her
-    docs = documents()
-    sentences, labels = bias_bench_data(pairs, docs)
+def test_sentences_labels_and_split_equal_bias_bench(reference):
+    pairs, docs, sentences, labels = reference
     chosen = select_inlp_sentences(docs, pairs, per_class=PER_CLASS, min_per_class=1,
                                    seed=CLIP_SEED)  # fmt: skip
     ours, our_labels = chosen.labelled()
@@ -159,25 +166,22 @@ def test_sentences_labels_and_split_equal_bias_bench():
     np.testing.assert_array_equal(dev_y, bb_dev_y)
 
 
-def test_features_equal_bias_bench_loop(parity_model):
-    folder, scorer = parity_model
-    sentences, _ = bias_bench_data(load_fit_pairs(), documents())
-    expected = bias_bench_features(folder, sentences)
-    got = inlp_features(scorer, sentences)
-    assert got.shape == expected.shape == (len(sentences), scorer.model.config.hidden_size)
+def test_features_equal_bias_bench_loop(reference, parity_model):
+    scorer, expected = parity_model
+    got = inlp_features(scorer, reference[2])
+    assert got.shape == expected.shape == (len(reference[2]), scorer.model.config.hidden_size)
     tolerance = FEATURE_TOLERANCE_EPS * EPS32 * float(np.abs(expected).max())
     np.testing.assert_allclose(got, expected, rtol=0, atol=tolerance)
 
 
-def test_first_direction_equals_bias_bench(parity_model):
+def test_first_direction_equals_bias_bench(reference, parity_model):
     """One INLP iteration through the fit every run uses (selection, encoding, split,
     classifier) removes the row space of bias-bench's first classifier."""
     from scipy.linalg import orth, subspace_angles
 
-    folder, scorer = parity_model
-    pairs, docs = load_fit_pairs(), documents()
-    sentences, labels = bias_bench_data(pairs, docs)
-    weights, accuracy = bias_bench_first_classifier(bias_bench_features(folder, sentences), labels)
+    pairs, docs, _, labels = reference
+    scorer, features = parity_model
+    weights, accuracy = bias_bench_first_classifier(features, labels)
     erasure = fit_posthoc(scorer, docs, "inlp", pairs=pairs, iterations=1, per_class=PER_CLASS,
                           min_per_class=1, seed=CLIP_SEED)  # fmt: skip
     expected = orth(weights.T)  # bias-bench's get_rowspace_projection basis
