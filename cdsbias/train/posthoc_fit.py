@@ -76,6 +76,22 @@ def clip_to_tokens(tokenizer: Any, sentences: list[str], limit: int | None) -> l
     return out
 
 
+def inlp_features(scorer: Any, sentences: list[str]) -> np.ndarray:
+    """INLP's (and LEACE's) sentence features, as bias-bench's ``_extract_gender_features``
+    and ``_extract_binary_features`` compute them: each sentence tokenized with the model's
+    special tokens and cut to the model's limit, the encoder's last hidden layer (no LM
+    head), averaged over every token (``[CLS]``/``[SEP]`` included), not normalised.
+
+    Batched (:func:`~cdsbias.scoring.embeddings.encode_sentences`: padding masked out of
+    attention and mean), so each row equals bias-bench's one-sentence forward pass to
+    float32 rounding (``tests/test_inlp_parity.py``).
+
+    Returns:
+        float64 ``[len(sentences), hidden_size]``, rows in input order.
+    """
+    return encode_sentences(scorer, clip_to_tokens(scorer.tokenizer, sentences, scorer.max_length))
+
+
 def fit_posthoc(
     scorer: Any,
     documents: Iterable[str],
@@ -146,9 +162,7 @@ def fit_posthoc(
         counts = inlp_sentences.counts()
         selected = time.perf_counter()
         sentences, labels = inlp_sentences.labelled()
-        features = encode_sentences(
-            scorer, clip_to_tokens(scorer.tokenizer, sentences, scorer.max_length)
-        )
+        features = inlp_features(scorer, sentences)
         encoded = time.perf_counter()
         y = np.asarray(labels)
         if method == INLP:
