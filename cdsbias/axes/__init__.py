@@ -5,7 +5,9 @@
 (cdsbias.axes.files). An unknown name is a one-line error with a did-you-mean. Adding an
 axis is one line in :data:`AXES` plus its module (a ``build()`` returning a
 :class:`~cdsbias.axes.base.BiasAxis`) and, usually, its word file in
-``cdsbias/resources/axes``.
+``cdsbias/resources/axes``. A *variant* (``race@bias-bench``: the race axis with bias-bench's
+own word lists, cdsbias.axes.bias_bench) is registered the same way, as
+``"module:function"``.
 
 CDS, the debiasing methods and the benchmarks read an axis from here; nothing above keeps
 its own copy of an axis's words, prefix or test names.
@@ -25,6 +27,9 @@ AXES: dict[str, str] = {
     "gender": "cdsbias.axes.gender",
     "race": "cdsbias.axes.race",
     "religion": "cdsbias.axes.religion",
+    "gender@bias-bench": "cdsbias.axes.bias_bench:gender",
+    "race@bias-bench": "cdsbias.axes.bias_bench:race",
+    "religion@bias-bench": "cdsbias.axes.bias_bench:religion",
 }
 DEFAULT_AXIS = "gender"
 
@@ -46,7 +51,8 @@ def is_axis_file(reference: str) -> bool:
 
 @cache
 def _registered(name: str) -> BiasAxis:
-    return importlib.import_module(AXES[name]).build()
+    module, _, function = AXES[name].partition(":")
+    return getattr(importlib.import_module(module), function or "build")()
 
 
 def get_axis(reference: str | BiasAxis = DEFAULT_AXIS) -> BiasAxis:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from cdsbias.axes import DEFAULT_AXIS
+from cdsbias.axes import DEFAULT_AXIS, get_axis
 from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import Method, MethodPlan, attached_methods
@@ -301,7 +301,11 @@ def _axes_lines(recipe: dict[str, Any], before: dict[str, Any], after: dict[str,
     changes = axis_changes([before, after])
     if not changes and debiased == DEFAULT_AXIS:
         return []
-    return card_axes_section(debiased, changes)
+    try:  # whose word lists CDA and the fits read, as the axis says (not from its name)
+        word_lists = get_axis(debiased).word_lists
+    except CdsbiasError:  # an attribute file moved since the run: the section names no lists
+        word_lists = None
+    return card_axes_section(debiased, changes, word_lists=word_lists)
 
 
 def _representation_lines(before: Any, after: Any) -> list[str]:

@@ -6,7 +6,8 @@ A ``train.py`` output folder holds:
 ``recipe.yaml``                every recipe key with the value in effect (the effective
                                config; finished runs are read from it, never re-defaulted)
 ``run_info.json``              base model hub id, corpus, the card's recipe keys, the method
-                               plan with its parameter counts (:func:`build_run_info`)
+                               plan with its parameter counts, the mitigated bias axis
+                               (``BiasAxis.record()``: whose word lists; :func:`build_run_info`)
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
 ``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step
@@ -61,23 +62,33 @@ def _point_order(point: Mapping[str, Any]) -> tuple[int, bool]:
 
 
 def build_run_info(
-    effective: Mapping[str, Any], *, corpus: dict[str, Any], method: dict[str, Any] | None
+    effective: Mapping[str, Any],
+    *,
+    corpus: dict[str, Any],
+    method: dict[str, Any] | None,
+    bias_axis: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``run_info.json``: what the publisher and ``compare`` need of a run.
+    """``run_info.json``: what the publisher, ``compare`` and a study's table need of a run.
 
     Args:
         effective: The run's effective recipe (plain values, as in ``recipe.yaml``).
         corpus: :func:`cdsbias.data.corpora.describe_corpus` of its training corpus.
         method: :meth:`cdsbias.methods.MethodPlan.summary` of the trained model (None when
             it was not recorded).
+        bias_axis: ``BiasAxis.record()`` of the axis the run mitigates (its name, groups,
+            ``word_lists``, source and hash: which word lists CDA and a post-hoc fit read);
+            None leaves it out.
     """
     scratch = effective.get("init_from_scratch")
-    return {
+    info = {
         "base_model": None if scratch else hub_model_id(effective.get("model_name_or_path")),
         "corpus": corpus,
         "card_recipe": card_recipe(dict(effective)),
         "method": method,
     }
+    if bias_axis is not None:
+        info["bias_axis"] = dict(bias_axis)
+    return info
 
 
 class RunFolder:
