@@ -28,7 +28,11 @@ from cdsbias.errors import CdsbiasError
 from cdsbias.methods.fit_sentences import axis_fit_words, binary_inlp
 from cdsbias.train.posthoc_fit import fit_posthoc
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.filterwarnings("ignore:model_config, tokenizer_vocab_size only shape"),
+    pytest.mark.filterwarnings("ignore::cdsbias.scoring.language.LanguageMismatchWarning"),
+]
 
 #: SHA-256 of ``data/bias_attribute_words.json`` at bias-bench commit aba44032 (the file's
 #: last change, 2022-03-23): the shipped copy is that file, byte for byte.
@@ -218,3 +222,84 @@ def test_sentence_debias_on_bias_benchs_lists_equals_its_procedure(race_model, k
     # 0.57 and 0.16; religion's lists share their six tuples, cdsbias adds nouns and plurals).
     own = our_direction(scorer, texts, key, cap=None)
     assert sine(own, our_direction(scorer, texts, f"{key}@{LISTS}", cap=None)) > 100 * PARITY
+
+
+# ------------------------------------------------------------ everywhere an axis works
+def test_cda_substitutes_bias_benchs_words():
+    """n-ary CDA on a variant reads bias-bench's tuples ("america" is a race word there, not
+    in cdsbias's list; gender's pairs include "mr."/"mrs.")."""
+    from cdsbias.cds.axis_corpus import AxisCounterfactualMapper
+
+    text = {"text": ["They moved to America from Africa last year."]}
+    ours = AxisCounterfactualMapper("text", axis="race", counterfactuals="all")(text)
+    assert [t for t in ours["text"] if "America" not in t] == []  # not a race word here
+    theirs = AxisCounterfactualMapper("text", axis="race@bias-bench", counterfactuals="all")(text)
+    assert theirs["text"][1:] == ["They moved to Asia from America last year.",
+                                  "They moved to Africa from Asia last year."]  # fmt: skip
+    gender = AxisCounterfactualMapper("text", axis="gender@bias-bench")(
+        {"text": ["the actor met mr. smith and his wife."]}
+    )
+    assert gender["text"][1] == "the actress met mrs. smith and her husband."
+
+
+@pytest.mark.parametrize("method", ["inlp", "leace"])
+def test_inlp_and_leace_fit_on_a_variant(race_model, method):
+    _, scorer = race_model
+    neutral = [f"The {job} met a friend at the school on day {i}." for i in range(40)
+               for job in ("nurse", "clerk")]  # fmt: skip
+    axis = get_axis("race@bias-bench")
+    erasure = fit_posthoc(scorer, [*sentences(RACE_WORDS, 80), *neutral], method,
+                          pairs=axis_fit_words(axis), iterations=2, per_class=40,
+                          min_per_class=5, axis=axis)  # fmt: skip
+    assert erasure.details["bias_axis"] == axis.record()
+    assert erasure.details["bias_axis"]["word_lists"] == "bias-bench"
+    # bias-bench's race INLP: attribute vs neutral; LEACE: one class per group + neutral.
+    expected = {"bias", "neutral"} if method == "inlp" else {*axis.groups, "neutral"}
+    assert set(erasure.sentences_per_class) == expected
+
+
+def test_evaluate_axis_scores_a_variant(tiny_bert, tmp_path):
+    from test_bench_axes import axis_fixtures
+
+    from cdsbias.cli import main
+
+    crows = axis_fixtures(tmp_path / "data")["crows_pairs"][0]
+    out = tmp_path / "out"
+    code = main(["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data", str(crows),
+                 "--axis", "race@bias-bench", "--out", str(out), "--quiet"])  # fmt: skip
+    assert code == 0
+    (summary,) = out.glob("*/summary.json")  # one result, in the axis's own folder
+    assert "race@bias-bench" in summary.parent.name
+    assert json.loads(summary.read_text())["bias_type_filter"] == "race-color"
+
+
+def test_a_run_on_a_variant_records_its_word_lists(tmp_path, becpro, base):
+    """A SentenceDebias run on ``race@bias-bench`` measuring that axis: posthoc_fit.json,
+    run_info.json and the card's Bias axes section say the word lists were bias-bench's;
+    the hub results name the axis."""
+    from test_bench_axes import axis_fixtures
+    from test_methods_contract import axis_run_keys
+    from tests_helpers import SMOKE, overrides
+
+    from cdsbias.runs.card import model_card
+    from cdsbias.runs.folder import RunFolder
+    from cdsbias.train.config import load_recipe
+    from cdsbias.train.run import run
+
+    crows = axis_fixtures(tmp_path / "data")["crows_pairs"][0]
+    out = tmp_path / "run"
+    given = overrides(out, becpro, "init_from_scratch=false", f"model_name_or_path={base}",
+                      "posthoc_method=sentence_debias", "posthoc_only=true",
+                      f"bias_benchmarks={{crows_pairs: {{data_file: {crows}}}}}",
+                      "bias_axes=[race@bias-bench]",
+                      *axis_run_keys("race@bias-bench", tmp_path))  # fmt: skip
+    run(load_recipe(SMOKE, [k for k in given if not k.startswith("occupation_sentences=")]))
+    axis = get_axis("race@bias-bench")
+    folder = RunFolder(out)
+    assert folder.fit_record()["details"]["bias_axis"] == axis.record()
+    info = json.loads((out / "run_info.json").read_text())
+    assert info["bias_axis"]["word_lists"] == "bias-bench"
+    assert info["bias_axis"]["hash"] == axis.hash
+    card = str(model_card(out, "org/race-bias-bench"))
+    assert "Debiased for: **race@bias-bench** (word lists: bias-bench)." in card
+    assert "| race@bias-bench |" in card and "race@bias-bench bias" in card
