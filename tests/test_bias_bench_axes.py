@@ -303,3 +303,22 @@ def test_a_run_on_a_variant_records_its_word_lists(tmp_path, becpro, base):
     card = str(model_card(out, "org/race-bias-bench"))
     assert "Debiased for: **race@bias-bench** (word lists: bias-bench)." in card
     assert "| race@bias-bench |" in card and "race@bias-bench bias" in card
+
+
+def test_gender_variant_scores_gender_only_benchmarks_without_a_warning():
+    """``--axis gender@bias-bench`` measures gender: a gender-only benchmark is not warned
+    about (``--axis race@bias-bench`` is)."""
+    import warnings
+
+    from cdsbias.cli import build_parser
+    from cdsbias.commands.evaluate import build_benchmarks
+
+    def build(axis: str) -> list[str]:
+        args = build_parser().parse_args(["evaluate", "m", "-b", "becpro", "--axis", axis])
+        return [b.key for b in build_benchmarks(["becpro"], args)]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert build("gender@bias-bench") == ["becpro"]
+    with pytest.warns(UserWarning, match=r"becpro measures gender only: --axis race@bias-bench"):
+        build("race@bias-bench")
