@@ -322,3 +322,13 @@ def test_gender_variant_scores_gender_only_benchmarks_without_a_warning():
         assert build("gender@bias-bench") == ["becpro"]
     with pytest.warns(UserWarning, match=r"becpro measures gender only: --axis race@bias-bench"):
         build("race@bias-bench")
+
+
+def test_variant_names_keep_their_hyphen():
+    """Hyphens in an axis's own name read as underscores ("sexual-orientation", as
+    CrowS-Pairs spells it); the word lists' suffix keeps its own ("race@bias-bench")."""
+    from cdsbias.axes import registry_name
+
+    assert registry_name("Race@Bias-Bench") == "race@bias-bench"
+    assert registry_name("sexual-orientation") == "sexual_orientation"
+    assert get_axis("RACE@bias-bench") is get_axis("race@bias-bench")

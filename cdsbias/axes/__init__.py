@@ -49,6 +49,14 @@ def is_axis_file(reference: str) -> bool:
     return split_reference(str(reference))[0].suffix.lower() in SUFFIXES
 
 
+def registry_name(reference: str) -> str:
+    """The :data:`AXES` key ``reference`` spells: lower case, hyphens in the axis's own name
+    read as underscores (CrowS-Pairs and bias-bench spell categories "sexual-orientation"),
+    a variant's word-list suffix kept as written (``race@bias-bench``)."""
+    axis, at, lists = reference.lower().partition("@")
+    return axis.replace("-", "_") + at + lists
+
+
 @cache
 def _registered(name: str) -> BiasAxis:
     module, _, function = AXES[name].partition(":")
@@ -67,7 +75,7 @@ def get_axis(reference: str | BiasAxis = DEFAULT_AXIS) -> BiasAxis:
     reference = str(reference).strip()
     if is_axis_file(reference):
         return read_axis_file(reference)
-    name = reference.lower()
+    name = registry_name(reference)
     if name not in AXES:
         error = unknown_name_error("bias axis", reference, AXES)
         raise CdsbiasError(
