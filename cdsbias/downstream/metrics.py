@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,12 +103,56 @@ class TprGaps:
         return float(np.sqrt(np.mean(values**2))) if values.size else math.nan
 
 
+@dataclass(frozen=True)
+class GapOccupations:
+    """The occupations a TPR gap is computed for, and those left out.
+
+    Attributes:
+        kept: Occupations with enough examples of both genders, ascending.
+        left_out: ``{occupation: (n_male, n_female)}`` of the others.
+    """
+
+    kept: tuple[int, ...]
+    left_out: dict[int, tuple[int, int]]
+
+
+def occupations_with_both_genders(
+    labels: Sequence[int], genders: Sequence[int], *, min_examples: int = 1
+) -> GapOccupations:
+    """Which occupations have a TPR gap: at least ``min_examples`` examples of each gender.
+
+    Count *test examples* here (one row each), not rows of several seeds: which occupations
+    enter ``GAP^RMS`` must not depend on how many seeds were run.
+
+    Args:
+        labels: True occupation of each example.
+        genders: ``0`` (male) or ``1`` (female) of each example.
+        min_examples: Fewest examples of each gender an occupation needs (at least 1).
+
+    Returns:
+        The occupations kept and those left out with their (male, female) counts.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    genders = np.asarray(genders, dtype=np.int64)
+    kept: list[int] = []
+    left_out: dict[int, tuple[int, int]] = {}
+    for occupation in np.unique(labels):
+        rows = labels == occupation
+        n_male, n_female = int((rows & (genders == 0)).sum()), int((rows & (genders == 1)).sum())
+        if min(n_male, n_female) < max(1, min_examples):
+            left_out[int(occupation)] = (n_male, n_female)
+        else:
+            kept.append(int(occupation))
+    return GapOccupations(tuple(kept), left_out)
+
+
 def tpr_gaps(
     labels: Sequence[int],
     predictions: Sequence[int],
     genders: Sequence[int],
     *,
     min_examples: int = 1,
+    occupations: Collection[int] | None = None,
 ) -> TprGaps:
     """``TPR_{female,y} − TPR_{male,y}`` for every occupation ``y`` (De-Arteaga et al. 2019).
 
@@ -120,7 +164,11 @@ def tpr_gaps(
         labels: True occupation of each example.
         predictions: Predicted occupation of each example.
         genders: ``0`` (male) or ``1`` (female) of each example.
-        min_examples: Fewest examples of each gender an occupation needs.
+        min_examples: Fewest examples of each gender an occupation needs, counted on the
+            rows given (rows of several seeds count once per seed: decide which
+            occupations count with :func:`occupations_with_both_genders` on the test
+            examples and pass them as ``occupations``).
+        occupations: Only these occupations (others are neither gaps nor left out).
 
     Returns:
         The gaps and the occupations left out with their (male, female) counts.
@@ -128,17 +176,18 @@ def tpr_gaps(
     labels = np.asarray(labels, dtype=np.int64)
     hits = np.asarray(predictions, dtype=np.int64) == labels
     genders = np.asarray(genders, dtype=np.int64)
-    gaps: dict[int, float] = {}
-    left_out: dict[int, tuple[int, int]] = {}
-    for occupation in np.unique(labels):
-        rows = labels == occupation
-        male, female = rows & (genders == 0), rows & (genders == 1)
-        n_male, n_female = int(male.sum()), int(female.sum())
-        if min(n_male, n_female) < max(1, min_examples):
-            left_out[int(occupation)] = (n_male, n_female)
-            continue
-        gaps[int(occupation)] = float(hits[female].mean() - hits[male].mean())
-    return TprGaps(gaps, left_out)
+    if occupations is not None:
+        chosen = np.isin(labels, np.fromiter(occupations, dtype=np.int64))
+        labels, hits, genders = labels[chosen], hits[chosen], genders[chosen]
+    counted = occupations_with_both_genders(labels, genders, min_examples=min_examples)
+    gaps = {
+        occupation: float(
+            hits[(labels == occupation) & (genders == 1)].mean()
+            - hits[(labels == occupation) & (genders == 0)].mean()
+        )
+        for occupation in counted.kept
+    }
+    return TprGaps(gaps, counted.left_out)
 
 
 def gap_share_correlation(gaps: Mapping[int, float], share_women: Mapping[int, float]) -> float:
