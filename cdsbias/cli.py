@@ -87,9 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from cdsbias.progress import plain_progress_lines
+
     previous = install_warning_printer()
     try:
-        return int(args.func(args) or 0)
+        with plain_progress_lines():  # progress bars in a log: plain lines, not \r redraws
+            return int(args.func(args) or 0)
     except CdsbiasError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
