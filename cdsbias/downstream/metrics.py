@@ -116,6 +116,28 @@ class GapOccupations:
     left_out: dict[int, tuple[int, int]]
 
 
+def _per_cell(
+    labels: np.ndarray, genders: np.ndarray, hits: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(occupations, counts, correct)`` over the occupations present: ``counts[i, g]``
+    examples of ``occupations[i]`` and gender ``g``, ``correct[i, g]`` the sum of ``hits``
+    over them (``np.bincount`` on occupation × gender cells: one pass, not a mask each)."""
+    binary = (genders == 0) | (genders == 1)
+    labels, genders = labels[binary], genders[binary]
+    if not labels.size:
+        return np.empty(0, np.int64), np.empty((0, 2), np.int64), np.empty((0, 2))
+    lowest = int(labels.min())
+    cells = (labels - lowest) * 2 + genders
+    size = 2 * (int(labels.max()) - lowest + 1)
+    counts = np.bincount(cells, minlength=size).reshape(-1, 2)
+    present = counts.sum(axis=1) > 0
+    occupations = np.arange(lowest, lowest + counts.shape[0])[present]
+    correct = None
+    if hits is not None:
+        correct = np.bincount(cells, weights=hits[binary], minlength=size).reshape(-1, 2)[present]
+    return occupations, counts[present], correct
+
+
 def occupations_with_both_genders(
     labels: Sequence[int], genders: Sequence[int], *, min_examples: int = 1
 ) -> GapOccupations:
@@ -132,18 +154,14 @@ def occupations_with_both_genders(
     Returns:
         The occupations kept and those left out with their (male, female) counts.
     """
-    labels = np.asarray(labels, dtype=np.int64)
-    genders = np.asarray(genders, dtype=np.int64)
-    kept: list[int] = []
-    left_out: dict[int, tuple[int, int]] = {}
-    for occupation in np.unique(labels):
-        rows = labels == occupation
-        n_male, n_female = int((rows & (genders == 0)).sum()), int((rows & (genders == 1)).sum())
-        if min(n_male, n_female) < max(1, min_examples):
-            left_out[int(occupation)] = (n_male, n_female)
-        else:
-            kept.append(int(occupation))
-    return GapOccupations(tuple(kept), left_out)
+    occupations, counts, _ = _per_cell(
+        np.asarray(labels, dtype=np.int64), np.asarray(genders, dtype=np.int64)
+    )
+    enough = counts.min(axis=1) >= max(1, min_examples)
+    return GapOccupations(
+        tuple(int(o) for o in occupations[enough]),
+        {int(o): (int(m), int(f)) for o, (m, f) in zip(occupations[~enough], counts[~enough])},
+    )
 
 
 def tpr_gaps(
@@ -174,20 +192,19 @@ def tpr_gaps(
         The gaps and the occupations left out with their (male, female) counts.
     """
     labels = np.asarray(labels, dtype=np.int64)
-    hits = np.asarray(predictions, dtype=np.int64) == labels
+    hits = (np.asarray(predictions, dtype=np.int64) == labels).astype(np.float64)
     genders = np.asarray(genders, dtype=np.int64)
+    found, counts, correct = _per_cell(labels, genders, hits)
     if occupations is not None:
-        chosen = np.isin(labels, np.fromiter(occupations, dtype=np.int64))
-        labels, hits, genders = labels[chosen], hits[chosen], genders[chosen]
-    counted = occupations_with_both_genders(labels, genders, min_examples=min_examples)
-    gaps = {
-        occupation: float(
-            hits[(labels == occupation) & (genders == 1)].mean()
-            - hits[(labels == occupation) & (genders == 0)].mean()
-        )
-        for occupation in counted.kept
-    }
-    return TprGaps(gaps, counted.left_out)
+        chosen = np.isin(found, np.fromiter(occupations, dtype=np.int64))
+        found, counts, correct = found[chosen], counts[chosen], correct[chosen]
+    enough = counts.min(axis=1) >= max(1, min_examples)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = correct / counts  # TPR per (occupation, gender); only kept rows are read
+    return TprGaps(
+        {int(o): float(f - m) for o, (m, f) in zip(found[enough], rates[enough])},
+        {int(o): (int(m), int(f)) for o, (m, f) in zip(found[~enough], counts[~enough])},
+    )
 
 
 def gap_share_correlation(gaps: Mapping[int, float], share_women: Mapping[int, float]) -> float:
