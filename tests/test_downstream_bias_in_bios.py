@@ -101,6 +101,7 @@ DEVELOPMENT = [
     ),
     ("Her mentor was Miss Marple.", "mentor was Marple."),
     ("HE WON THE AWARD.", "WON THE AWARD."),
+    ("His Harvard Law School classmates admired him.", "Harvard Law School classmates admired ."),
 ]
 
 

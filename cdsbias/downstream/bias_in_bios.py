@@ -122,10 +122,17 @@ def _opens_a_place_name(text: str, end: int) -> bool:
 def deleted_spans(text: str) -> list[Edit]:
     """The spans :func:`scrub` deletes from ``text`` (the English rules' edits, less the
     gendered words and names that open an institution's name)."""
+    english = _english()
     return [
         edit
-        for edit in _english().edits(text)
-        if not (edit.original[:1].isupper() and _opens_a_place_name(text, edit.end))
+        for edit in english.edits(text)
+        if not (
+            edit.original[:1].isupper()
+            # A pronoun never names an institution: "His Harvard Law School classmates".
+            and edit.kind != "pronoun"
+            and edit.original.lower() not in english.marker_words
+            and _opens_a_place_name(text, edit.end)
+        )
     ]
 
 
