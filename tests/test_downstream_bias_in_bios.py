@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ASSETS
+from conftest import ASSETS, REPO
 
 from cdsbias.downstream import get_task, load_all
 from cdsbias.downstream.bias_in_bios import scrub
@@ -75,6 +75,20 @@ def test_scoring_rows_before_loading_is_refused():
     task = get_task("bias_in_bios")({}, DATA)
     with pytest.raises(RuntimeError, match="load"):
         task.statistics(pd.DataFrame({"profession": [0], "prediction": [0], "gender": [0]}))
+
+
+def test_the_share_of_women_is_the_training_splits_and_the_reference_is_named():
+    task = get_task("bias_in_bios")({"max_train_examples": 10, "n_resamples": 0}, DATA)
+    train = task.load()["train"]
+    assert len(train) == 10 and task.facts["share_women_from"] == "train split"
+    assert task.share_women == train.groupby("profession")["gender"].mean().to_dict()
+    # The INLP authors' notebooks (nullspace_projection, notebooks/biasbios_bert.ipynb)
+    # count train + dev + test: every place that names the choice says so.
+    from cdsbias.downstream import bias_in_bios, metrics
+
+    docs = (REPO / "docs" / "downstream.md").read_text(encoding="utf-8")
+    for text in (docs, bias_in_bios.__doc__, metrics.share_of_women.__doc__):
+        assert "train + dev + test" in " ".join(text.split())
 
 
 # --------------------------------------------------------------------------- scrubbing

@@ -215,7 +215,9 @@ def gap_share_correlation(gaps: Mapping[int, float], share_women: Mapping[int, f
 
 
 def share_of_women(professions: Sequence[int], genders: Sequence[int]) -> dict[int, float]:
-    """``{occupation: share of examples with gender 1}`` (the training split's, as INLP)."""
+    """``{occupation: share of examples with gender 1}`` of the rows given: Bias in Bios
+    passes its training split, where the INLP authors' notebooks count train + dev + test
+    (docs/downstream.md says why)."""
     frame = pd.DataFrame({"profession": professions, "gender": genders})
     return {int(k): float(v) for k, v in frame.groupby("profession")["gender"].mean().items()}
 
