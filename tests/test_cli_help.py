@@ -34,3 +34,13 @@ def test_front_page_names_every_registered_axis(capsys):
     assert "gender bias" not in text
     assert all(axis in text for axis in AXES)
     assert "of your own" in text
+
+
+def test_train_py_help_shows_no_argparse_escapes(capsys):
+    from cdsbias.downstream.after_training import main as train_main
+
+    with pytest.raises(SystemExit) as exit_:
+        train_main(["--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: ") and "%%" not in text and "%(" not in text
