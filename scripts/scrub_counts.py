@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -38,7 +37,6 @@ def main() -> None:
     folder = args.data_dir / "gap-coreference"
     texts = [row["Text"] for split in SPLITS for row in read_gap(folder / f"gap-{split}.tsv").rows]
     counts: dict[str, Counter[str]] = {"eleven": Counter(), "names": Counter(), "other": Counter()}
-    start = time.process_time()
     for text in texts:
         for edit in deleted_spans(text):
             word = edit.original
@@ -46,11 +44,9 @@ def main() -> None:
                 "eleven" if word.lower() in ELEVEN else "names" if edit.kind == "name" else "other"
             )
             counts[kind][word if kind == "names" else word.lower()] += 1
-    seconds = time.process_time() - start
     words = sum(len(text.split()) for text in texts)
     total = sum(sum(c.values()) for c in counts.values())
-    print(f"{len(texts)} GAP texts, {words} words; {total} deleted ({total / words:.1%}), "
-          f"{words / seconds:,.0f} words/s (CPU)")  # fmt: skip
+    print(f"{len(texts)} GAP texts, {words} words; {total} deleted ({total / words:.1%})")
     for kind, counter in counts.items():
         top = ", ".join(f"{w} {n}" for w, n in counter.most_common(args.top))
         print(f"{kind}: {sum(counter.values())} ({len(counter)} distinct): {top}")
