@@ -4,8 +4,8 @@ On a terminal tqdm redraws a bar in place, ``\\r`` by ``\\r``. Written to a file
 (``cdsbias evaluate ... 2> log``, a cluster job's log) every redraw stays: hundreds of
 them on one line. While :func:`plain_progress_lines` is active, every tqdm bar whose output
 is not a terminal prints its state as a line of its own instead: when it starts, each time
-it passes another quarter of its total (or, without a total, every :data:`INTERVAL_S`
-seconds), and when it ends, with tqdm's own statistics (``scoring:  40% 120/300
+it passes another quarter of its total, at least every :data:`INTERVAL_S` seconds (a slow
+bar, or one without a total), and when it ends, with tqdm's own statistics (``scoring:  40% 120/300
 [00:12<00:18, 9.80batch/s]``). Bars on a terminal are drawn as tqdm draws them.
 
 This is tqdm's extension point for other displays (``tqdm.contrib.telegram``, ``slack``
