@@ -67,3 +67,22 @@ def test_a_captured_evaluate_writes_plain_progress_lines(real_vocab_bert, tmp_pa
     err = capsys.readouterr().err
     assert "\r" not in err
     assert any(line.startswith("scoring: 100%") for line in err.splitlines())
+
+
+def test_a_bar_without_a_total_prints_its_start_end_and_a_line_per_interval(monkeypatch):
+    from cdsbias import progress
+
+    def run() -> list[str]:
+        out = io.StringIO()
+        with plain_progress_lines():
+            bar = tqdm(desc="reading", unit="doc", file=out, mininterval=0)
+            for _ in range(5):
+                bar.update()
+            bar.close()
+        assert "\r" not in out.getvalue()
+        return [line.split(" [")[0] for line in out.getvalue().splitlines()]
+
+    monkeypatch.setattr(progress, "INTERVAL_S", 1e9)
+    assert run() == ["reading: 0doc", "reading: 5doc"]
+    monkeypatch.setattr(progress, "INTERVAL_S", 0.0)
+    assert run()[:6] == [f"reading: {n}doc" for n in range(6)]
