@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
         "one recipe and several seeds (transformers.Trainer; `accelerate launch -m cdsbias "
         "downstream ...` spreads it over devices), predicts the task's test split and writes "
         "OUT/<task>/rows.tsv (every test prediction), seeds.tsv (metrics per seed) and "
-        "summary.json (metrics with 95%% bootstrap intervals over test examples, seeds "
+        "summary.json (metrics with 95% bootstrap intervals over test examples, seeds "
         "pooled). A model folder holding a post-hoc projection (posthoc_erasure.safetensors) "
         "runs twice: folded into the head before fine-tuning (fold) and kept as a frozen hook "
         "on the encoder (hook). See docs/downstream.md.",

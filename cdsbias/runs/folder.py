@@ -10,6 +10,7 @@ A ``train.py`` output folder holds:
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
 ``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step
+                               (a benchmark scoped to an axis: ``NAME@AXIS``)
                                (``step-N-posthoc``: after the post-hoc method acted)
 ``checkpoint-N/``              the Trainer's checkpoint, plus ``bias_summary.json`` and the
                                files a method saves beside it (e.g. an adapter)
@@ -197,8 +198,12 @@ class RunFolder:
         self, step: int, benchmark: str, *, posthoc: bool = False
     ) -> dict[str, Any] | None:
         """A benchmark's ``summary.json`` at ``step`` (``posthoc``: its post-hoc point), if
-        it was written."""
-        path = self.results_dir(step, posthoc=posthoc) / benchmark / "summary.json"
+        it was written; ``benchmark`` is its result key (``NAME[AXIS]``, in the folder
+        ``NAME@AXIS`` or, written so by earlier runs, ``NAME[AXIS]``)."""
+        from cdsbias.benchmarks.axis_scope import result_folder
+
+        folder = result_folder(self.results_dir(step, posthoc=posthoc), benchmark)
+        path = folder / "summary.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:
