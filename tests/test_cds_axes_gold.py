@@ -2,7 +2,8 @@
 
 The development set (tests/assets/cds/gold_en_axes.tsv) was written with the rules and
 tuned on; the held-out set (gold_en_axes_heldout.tsv) was written after they were frozen.
-Its floor is the score measured then (34 of 36 sentences; docs/axes.md), not 100%.
+Its floor was the score measured then (34 of 36 sentences); it is 35 since names of peoples
+coordinate like axis words ("Black and Hispanic workers", issue 37; docs/axes.md).
 gold_en_axes_people_heldout.tsv holds issue 37's classes (ordinals, possessive person
 nouns, predicative and nominal colour words, person nouns, name-rule misfires), written
 before those rules were fixed; its floor is the score measured after them (61 of 63).
@@ -42,7 +43,7 @@ def test_held_out_set_scores_its_measured_floor():
     rows = read_axis_gold(ASSETS / "gold_en_axes_heldout.tsv")
     assert len(rows) >= 30
     scores = score_axis_gold(rows)
-    assert (scores["all"].exact, scores["all"].sentences) == (34, 36)
+    assert (scores["all"].exact, scores["all"].sentences) == (35, 36)
     assert scores["unchanged"].exact == scores["unchanged"].sentences
 
 

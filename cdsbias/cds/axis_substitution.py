@@ -189,7 +189,8 @@ class AxisSubstituter:
                 return True
             if low in ("and", "or", ",", "-", "/") or low in self.axis.all_words:
                 continue
-            if low in ("young", "old", "elderly", "older", "younger"):
+            # "Black and Hispanic workers": names of peoples coordinate like axis words.
+            if low in en.PROPER_WORDS or low in ("young", "old", "elderly", "older", "younger"):
                 continue
             break
         return en.predicative_of_person(words_before, after) or en.nominal_use(

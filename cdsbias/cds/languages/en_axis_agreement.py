@@ -140,7 +140,8 @@ COPULAS = _words(
 #: ("he was not white", "they were mostly black", "she will be white").
 PREDICATE_FILLERS = _words(
     "not never also both all half partly mostly largely mainly entirely fully still now "
-    "then once there too will would could might must can may shall should has have had to"
+    "then once there too will would could might must can may shall should has have had to "
+    "- one two three five seven quarter quarters third thirds eighth eighths part"
 )
 #: After these a predicative colour word is a colour: "white with fear", "black as night".
 COLOUR_SIMILES = _words("with as than from")
@@ -268,6 +269,13 @@ def _bare(word: str) -> str:
     return low[:-1] if low.endswith("'") and len(low) > 1 else low
 
 
+def _is_filler(word: str) -> bool:
+    """Whether ``word`` may stand between a subject, its verb and a predicative colour word:
+    :data:`PREDICATE_FILLERS` or an adverb in -ly ("legally white", "three-quarters white")."""
+    low = _bare(word)
+    return low in PREDICATE_FILLERS or (len(low) > 4 and low.endswith("ly"))
+
+
 def _is_content(word: str) -> bool:
     """Whether ``word`` is a content word (a noun, verb or adjective may be)."""
     return word[:1].isalnum() and _bare(word) not in FUNCTION_WORDS
@@ -322,7 +330,7 @@ def predicative_of_person(before: list[str], after: list[str]) -> bool:
     if after and (_bare(after[0]) in COLOUR_SIMILES or _is_content(after[0]) or after[0] == "-"):
         return False  # "white with fear", "white hot", "white-haired"
     index = len(before) - 1
-    while index >= 0 and _bare(before[index]) in PREDICATE_FILLERS:
+    while index >= 0 and _is_filler(before[index]):
         index -= 1
     if index < 0:
         return False
@@ -333,7 +341,7 @@ def predicative_of_person(before: list[str], after: list[str]) -> bool:
     if verb not in COPULAS:
         return False
     index -= 1
-    while index >= 0 and _bare(before[index]) in PREDICATE_FILLERS:
+    while index >= 0 and _is_filler(before[index]):
         index -= 1
     return index >= 0 and subject_is_person(before, index)
 
@@ -372,11 +380,11 @@ def nominal_use(before: list[str], after: list[str], axis_words: frozenset[str])
     elif following == "of" or (following and _is_content(following) and not coordinated):
         return False
     filler = index
-    while filler >= 0 and _bare(before[filler]) in PREDICATE_FILLERS:
+    while filler >= 0 and _is_filler(before[filler]):
         filler -= 1
     if filler >= 0 and _bare(before[filler]) in COPULAS:
         filler -= 1
-        while filler >= 0 and _bare(before[filler]) in PREDICATE_FILLERS:
+        while filler >= 0 and _is_filler(before[filler]):
             filler -= 1
         return filler >= 0 and subject_is_person(before, filler)
     starts_sentence = index < 0 or before[index] in (".", "!", "?", ";", ":", '"')
