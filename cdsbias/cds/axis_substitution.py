@@ -7,7 +7,9 @@ number of mappings from that analysis (:meth:`~AxisSubstituter.edits`), so ``cou
 all`` costs one search, not k-1.
 
 Words, not whitespace tokens, are matched: "Muslim," "Jews." "(Muslim" and "Muslim's" are
-found (bias-bench glues six punctuation marks to its words and misses the rest). A search
+found. (bias-bench swaps whitespace tokens of an uncased BERT decode, which splits off
+brackets and ;: and glues . , ? ! that its list covers; under transformers 4.16 the decode
+also glues "'s" and "''", which it misses: tests/test_cds_axes_bias_bench.py.) A search
 with one regular expression of every listed word comes first; only the few places it finds
 are looked at word by word, which keeps a corpus without axis words at the cost of one
 ``re.search``.

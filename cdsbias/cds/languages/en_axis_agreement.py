@@ -1,7 +1,8 @@
 """English surface rules for substituting the words of a bias axis (race, religion, a user's).
 
 bias-bench swaps whitespace tokens and nothing else. These rules make the counterfactual
-read as English; every rule looks only at the neighbouring words, so it is fast enough for
+read as English; every rule looks only at the neighbouring words (the surname rule also
+searches the document for the word after a given name), so it is fast enough for
 a streamed corpus and the same on every machine. Each rule is checked by the gold sets
 (``tests/assets/cds/gold_en_axes*.tsv``, docs/axes.md).
 
@@ -14,8 +15,9 @@ a streamed corpus and the same on every machine. Each rule is checked by the gol
 2. **People only, for colour words.** A word in :data:`COLOUR_WORDS` ("black", "white") is
    substituted only where it describes people: before a person noun (:data:`PERSON_NOUNS`,
    also possessive: "the white woman's car"), possibly through a coordination of other axis
-   words ("black and Asian students"); after a people cue (:data:`PEOPLE_CUES`: "a
-   historically black college", "an all-white jury"); as the plural people noun itself
+   words or names of peoples ("black and Asian students", "Black and Hispanic workers");
+   after a people cue (:data:`PEOPLE_CUES`: "a historically black college", "an all-white
+   jury"); as the plural people noun itself
    ("blacks", "whites", except after "egg"); *predicatively* of a person subject
    (:func:`predicative_of_person`: "he was white", "Boris is black", "the voters were mostly
    black", not "the wall was white" nor "white with fear"); and *as a noun* after a singular
@@ -32,7 +34,9 @@ a streamed corpus and the same on every machine. Each rule is checked by the gol
    "Christian Bale", "Jewish Museum"), unless that capitalised run names a person
    (:func:`capitalised_run_names_person`: "Jewish District Attorney", "Muslim Emperors",
    "the Danish-Jewish Henriques family", an adjective before a given name: "Jewish Adam").
-   Ordinals are one word ("1st"), so "the 1st Muslim mayor" is not read as "St Muslim".
+   Ordinals are one word ("1st"), so "the 1st Muslim mayor" is not read as "St Muslim". A
+   capitalised colour word that the document puts after a given name or title is a surname
+   throughout it (:func:`used_as_surname`: "Brady Victor Black ... The Black family").
 4. **a/an** before a substituted word follows the new word's first sound ("an Asian man"
    -> "a Black man", "a rabbi" -> "an imam"); the article keeps its case.
 5. **Case.** The substitute takes the original's case pattern (MUSLIM -> JEWISH, Muslim ->
