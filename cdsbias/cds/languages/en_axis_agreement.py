@@ -58,148 +58,72 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from cdsbias.cds.wordlists import load_name_pairs
+from cdsbias.cds.wordlists import load_name_pairs, load_word_sets, resource_path
 
-
-def _words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of ``text``."""
-    return frozenset(text.split())
+# The context words are data: en_axis_words.txt, one [section] each (a rule names its set).
+_WORDS = load_word_sets(resource_path("en_axis_words.txt"))
 
 
 #: Axis words whose everyday sense is not about people: substituted only before a person
 #: noun or as plural people nouns (rule 2).
-COLOUR_WORDS = frozenset({"black", "white", "blacks", "whites", "brown", "yellow", "red"})
+COLOUR_WORDS = _WORDS["colour_words"]
 #: Plural colour words that still are colours after these words ("egg whites").
-COLOUR_PLURAL_BLOCKERS = frozenset({"egg", "eggs"})
+COLOUR_PLURAL_BLOCKERS = _WORDS["colour_plural_blockers"]
 
 #: Nouns that name people: after a colour word they make it a race word (rule 2) and after
 #: a capitalised axis word they show it is not a name (rule 3).
-PERSON_NOUNS = _words(
-    """
-    man men woman women person persons people boy boys girl girls child children kid kids
-    baby babies guy guys lady ladies gentleman gentlemen male males female females adult
-    adults teen teens teenager teenagers youth youths folk folks family families community
-    communities population populations neighbour neighbours neighbor neighbors neighbourhood
-    neighborhood friend friends couple couples parent parents mother mothers father fathers
-    son sons daughter daughters brother brothers sister sisters wife wives husband husbands
-    student students pupil pupils teacher teachers professor professors doctor doctors nurse
-    nurses patient patients worker workers employee employees colleague colleagues boss
-    bosses manager managers officer officers cop cops police policeman policemen soldier
-    soldiers lawyer lawyers judge judges voter voters citizen citizens resident residents
-    immigrant immigrants refugee refugees migrant migrants leader leaders politician
-    politicians candidate candidates president senator actor actors actress actresses
-    artist artists writer writers author authors musician musicians singer singers rapper
-    rappers player players athlete athletes driver drivers customer customers client
-    clients tenant tenants owner owners farmer farmers scholar scholars scientist
-    scientists engineer engineers activist activists member members group groups
-    individual individuals victim victims suspect suspects criminal criminals prisoner
-    prisoners defendant defendants applicant applicants candidate americans american
-    britons british europeans audience crowd congregation believers believer faithful
-    converts convert minority minorities majority neighbourhoods neighborhoods people's
-    developer developers designer designers programmer programmers emperor emperors empress
-    sultan sultans prince princes princess princesses monarch monarchs mayor mayors
-    governor governors attorney attorneys minister ministers congressman congresswoman
-    councillor councillors pastor pastors preacher preachers missionary missionaries monk
-    monks nun nuns cleric clerics slave slaves
-    servant servants maid maids nanny nannies settler settlers colonist colonists pioneer
-    pioneers jury juries juror jurors electorate workforce clergy journalist journalists
-    reporter reporters director directors comedian comedians hero heroes heroine
-    protagonist dancer dancers boxer boxers footballer footballers quarterback quarterbacks
-    coach coaches detective detectives stranger strangers passenger passengers guest
-    guests visitor visitors tourist tourists shopper shoppers buyer buyers employer
-    employers landlord landlords homeowner homeowners inmate inmates convict convicts
-    protester protesters protestors demonstrator demonstrators supremacist supremacists
-    nationalist nationalists descendant descendants ancestor ancestors ancestry descent
-    heritage race races youngster youngsters
-    """
-)
+PERSON_NOUNS = _WORDS["person_nouns"]
 
 #: Titles that name a person after a capitalised axis word ("the Muslim Kings of Judah",
 #: rule 3) but not after a colour word, where they are also chess pieces and rulers
 #: ("the white king", "a white ruler").
-TITLE_NOUNS = _words("king kings queen queens bishop bishops ruler rulers knight knights")
+TITLE_NOUNS = _WORDS["title_nouns"]
 
 #: Nouns after which a capitalised word is a surname ("the Henriques family", rule 3).
-FAMILY_NOUNS = _words("family families brothers sisters clan dynasty household")
+FAMILY_NOUNS = _WORDS["family_nouns"]
 #: Axis words that are also given names: before a capitalised word they start a person's
 #: name ("Christian Bale", "Christian August"), whatever that word is.
-GIVEN_NAME_AXIS_WORDS = _words("christian")
+GIVEN_NAME_AXIS_WORDS = _WORDS["given_name_axis_words"]
 
 #: Adverbs and prefixes after which a colour word is about people whatever follows it
 #: ("a historically black college", "an all-white jury", "a majority-black district").
-PEOPLE_CUES = _words("historically predominantly overwhelmingly traditionally majority all")
+PEOPLE_CUES = _WORDS["people_cues"]
 
 #: Subjects that are people: a colour word said of them is a race word ("he was white").
 #: "it", "this", "which" are not; "they" is read as people (a known limit).
-PERSON_PRONOUNS = _words(
-    "i we you he she they who everyone everybody someone somebody anyone anybody nobody "
-    "i'm we're you're he's she's they're who's"
-)
+PERSON_PRONOUNS = _WORDS["person_pronouns"]
 #: The verbs that make a following colour word predicative (a state, not a change:
 #: "he turned white" is a face going pale).
-COPULAS = _words(
-    "is was are were be been being am become became becomes becoming isn't wasn't aren't weren't"
-)
+COPULAS = _WORDS["copulas"]
 #: Words that may stand between a subject and its verb, or a verb and the colour word
 #: ("he was not white", "they were mostly black", "she will be white").
-PREDICATE_FILLERS = _words(
-    "not never also both all half partly mostly largely mainly entirely fully still now "
-    "then once there too will would could might must can may shall should has have had to "
-    "- one two three five seven quarter quarters third thirds eighth eighths part"
-)
+PREDICATE_FILLERS = _WORDS["predicate_fillers"]
 #: After these a predicative colour word is a colour: "white with fear", "black as night".
-COLOUR_SIMILES = _words("with as than from")
+COLOUR_SIMILES = _WORDS["colour_similes"]
 #: Singular determiners after which a colour word with no noun after it is a person
 #: ("as a white", "another black"); "the" counts only with :data:`NOMINAL_AFTER_THE`.
-NOMINAL_DETERMINERS = _words("a an another one every each no any")
-NOMINAL_AFTER_THE = _words("only first last lone sole")
+NOMINAL_DETERMINERS = _WORDS["nominal_determiners"]
+NOMINAL_AFTER_THE = _WORDS["nominal_after_the"]
 #: Titles before which a capitalised word is a name (rule 3: "Mr White" is a person).
-NAME_TITLES = _words("mr mrs ms miss mx dr sir dame lord lady")
+NAME_TITLES = _WORDS["name_titles"]
 
 #: Axis words that are building or book words: only these are part of a name before
 #: "of" + a capitalised word ("the Church of England", not "the Christians of Quilon").
 NAME_OF_FORMS = frozenset({"other", None})
 
 #: Words that end a proper name of a place or an institution (rule 3).
-PLACE_HEADS = _words(
-    """
-    street st road rd lane avenue ave square place hill hall close way drive court gardens
-    park school college university academy hospital museum centre center institute
-    cathedral chapel abbey quarter district village town county bridge station
-    """
-)
+PLACE_HEADS = _WORDS["place_heads"]
 
 #: Determiners that make a following axis word with no content word after it a noun
 #: (rule 1).
-DETERMINERS = _words(
-    "a an the one every each another any no this that these those some many few several "
-    "such his her their our my your its"
-)
+DETERMINERS = _WORDS["determiners"]
 
 #: Closed-class words: when one follows an axis word, no noun does (rule 1).
-FUNCTION_WORDS = _words(
-    """
-    a an the and or but nor so yet who whom whose which that what when where why how is
-    was are were be been being am has have had do does did will would shall should can
-    could may might must not in on at to from by with without for of about as than like
-    into onto over under after before since until while because if though although he she
-    it they we you i me him her them us his its their our your my this these those there
-    here then also too very just only even still said says say
-    """
-)
+FUNCTION_WORDS = _WORDS["function_words"]
 
 #: English capitalises the names of peoples, nationalities, religions, their scriptures
 #: and places (rule 5); includes words beyond the shipped tuples for users' files.
-PROPER_WORDS = _words(
-    """
-    asian asians asia african africans africa caucasian caucasians europe european
-    europeans american americans hispanic hispanics latino latinos latina latinas arab arabs
-    arabic indian indians native jewish jew jews judaism christian christians christianity
-    muslim muslims islam islamic hindu hindus hinduism sikh sikhs sikhism buddhist
-    buddhists buddhism catholic catholics protestant protestants torah torahs bible bibles
-    quran qurans koran talmud gospel gospels
-    """
-)
+PROPER_WORDS = _WORDS["proper_words"]
 
 #: Word starts spelt with a vowel letter but said with a consonant ("a European"), and the
 #: reverse ("an hour").
