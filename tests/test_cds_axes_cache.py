@@ -3,7 +3,10 @@ rules' digest is part of the mapper, hence of its cache fingerprint."""
 
 from __future__ import annotations
 
-import datasets
+import os
+import subprocess
+import sys
+
 from datasets.fingerprint import Hasher
 
 from cdsbias.cds import axis_corpus
@@ -19,15 +22,32 @@ def test_the_fingerprint_follows_the_rules(monkeypatch):
     assert Hasher.hash(after) != Hasher.hash(before)
 
 
-def test_a_cached_corpus_is_mapped_again_after_a_rule_change(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+MAP_ONCE = """
+import sys, datasets
+from cdsbias.cds import axis_corpus
+if sys.argv[2] == "changed":
+    axis_corpus.rules_digest = lambda: "0" * 16  # as if the rule files had changed
+corpus = datasets.load_dataset("json", data_files=sys.argv[1], split="train")
+mapper = axis_corpus.AxisCounterfactualMapper("text", axis="race", seed=1, counterfactuals="all")
+print(corpus.map(mapper, batched=True).cache_files[0]["filename"])
+"""
+
+
+def test_a_cached_corpus_is_mapped_again_after_a_rule_change(tmp_path):
+    """A fresh process (as each ``cdsbias cds`` run) reads its earlier result back from the
+    cache, unless the rules changed. (Within one process the axis's lazily built lookups
+    already change the fingerprint, so separate processes are what shows the cache.)"""
     source = tmp_path / "in.jsonl"
     source.write_text('{"text": "He was white."}\n', encoding="utf-8")
-    corpus = datasets.load_dataset("json", data_files=str(source), split="train")
-    mapper = AxisCounterfactualMapper("text", axis="race", seed=1, counterfactuals="all")
-    first = corpus.map(mapper, batched=True)
-    assert first.cache_files and first["text"][1:] == ["He was Asian.", "He was black."]
-    monkeypatch.setattr(axis_corpus, "rules_digest", lambda: "0" * 16)
-    changed = AxisCounterfactualMapper("text", axis="race", seed=1, counterfactuals="all")
-    again = corpus.map(changed, batched=True)
-    assert again.cache_files[0]["filename"] != first.cache_files[0]["filename"]
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf-cache"), "OMP_NUM_THREADS": "1"}
+
+    def cache_file(rules: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", MAP_ONCE, str(source), rules],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return run.stdout.strip().splitlines()[-1]
+
+    first = cache_file("shipped")
+    assert cache_file("shipped") == first
+    assert cache_file("changed") != first
