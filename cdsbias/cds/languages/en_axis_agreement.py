@@ -267,7 +267,9 @@ def predicative_of_person(before: list[str], after: list[str]) -> bool:
         return True
     verb = _bare(before[index])
     if verb not in COPULAS:
-        return False
+        # A question puts the verb first: "Is he black?", "Were they white?"
+        inverted = index >= 1 and _bare(before[index - 1]) in COPULAS
+        return inverted and _bare(before[index]) in PERSON_PRONOUNS
     index -= 1
     while index >= 0 and _is_filler(before[index]):
         index -= 1
@@ -296,6 +298,8 @@ def nominal_use(before: list[str], after: list[str], axis_words: frozenset[str])
     else:
         return False
     following = _bare(after[0]) if after else ""
+    if following == "-":
+        return False  # a compound: "as a white-collar worker"
     coordinated = (
         index >= 1
         and _bare(before[index]) in ("and", "or", ",")
