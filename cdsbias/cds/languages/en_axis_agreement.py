@@ -104,6 +104,10 @@ COLOUR_SIMILES = _WORDS["colour_similes"]
 #: ("as a white", "another black"); "the" counts only with :data:`NOMINAL_AFTER_THE`.
 NOMINAL_DETERMINERS = _WORDS["nominal_determiners"]
 NOMINAL_AFTER_THE = _WORDS["nominal_after_the"]
+#: Words before the determiner that make the colour noun a person ("like a white").
+NOMINAL_LICENCES = _WORDS["nominal_licences"]
+#: Auxiliaries after which a determiner + colour noun is a subject ("a black would say").
+SUBJECT_VERBS = _WORDS["subject_verbs"]
 #: Titles before which a capitalised word is a name (rule 3: "Mr White" is a person).
 NAME_TITLES = _WORDS["name_titles"]
 
@@ -284,7 +288,8 @@ def nominal_use(before: list[str], after: list[str], axis_words: frozenset[str])
     stands right before it, no noun follows it (unless it closes a coordination of such
     nouns), and something says it is a person: "as" before the determiner, a copula with a
     person subject ("he was the only black"), "the only/first/...", a coordination of such
-    nouns, or the start of the sentence. As the object of another verb it is kept:
+    nouns, "every", "like"/"of" before the determiner, an auxiliary after it ("a black would
+    say"), or the start of the sentence. As the object of another verb it is kept:
     "ordered a white" (wine) and "married a black" cannot be told apart without a verb
     lexicon.
     """
@@ -321,7 +326,12 @@ def nominal_use(before: list[str], after: list[str], axis_words: frozenset[str])
         return filler >= 0 and subject_is_person(before, filler)
     starts_sentence = index < 0 or before[index] in (".", "!", "?", ";", ":", '"')
     return (
-        licensed or coordinated or starts_sentence or (index >= 0 and _bare(before[index]) == "as")
+        licensed
+        or coordinated
+        or starts_sentence
+        or determiner == "every"
+        or following in SUBJECT_VERBS
+        or (index >= 0 and _bare(before[index]) in NOMINAL_LICENCES)
     )
 
 
