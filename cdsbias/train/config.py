@@ -236,7 +236,7 @@ class BiasEvalConfig:
         measured = None
         if axes is not None and (axes.bias_axes is not None or axes.bias_axis != DEFAULT_AXIS):
             measured = axes.axes()
-        return [
+        benchmarks = [
             benchmark
             for name, spec in self.bias_benchmarks.items()
             for benchmark in build_axis_benchmarks(
@@ -244,6 +244,31 @@ class BiasEvalConfig:
                 data_dir=self.bias_data_dir, n_resamples=self.bias_n_resamples,
             )
         ]  # fmt: skip
+        _warn_unmeasured(measured or [], benchmarks)
+        return benchmarks
+
+
+def _warn_unmeasured(measured: list[Any], benchmarks: list[Any]) -> None:
+    """Warns of each measured axis other than gender that no benchmark scores (as
+    ``evaluate --axis`` warns of gender-only benchmarks), naming the fix."""
+    import warnings
+
+    from cdsbias.benchmarks import get_benchmark, list_benchmarks
+
+    scored = {benchmark.axis for benchmark in benchmarks}
+    unscored = [a.name for a in measured if a.name != DEFAULT_AXIS and a.name not in scored]
+    if not unscored:
+        return
+    takers = [n for n in list_benchmarks() if get_benchmark(n).axis_option_names]
+    names = ", ".join(unscored)
+    warnings.warn(
+        f"bias_axes/bias_axis name {names}, but no benchmark of bias_benchmarks "
+        f"({', '.join(b.name for b in benchmarks) or 'none'}) scores "
+        f"{'it' if len(unscored) == 1 else 'them'}, so the run records nothing for "
+        f"{names}; add one that has a category or test set per axis ({', '.join(takers)}) "
+        "to bias_benchmarks, or drop the axis from bias_axes.",
+        stacklevel=3,
+    )
 
 
 @dataclass
