@@ -37,6 +37,7 @@ def _respelled(forms: str) -> str | None:
     parts = sorted(part.strip().lower() for part in forms.split("+"))
     return next((f for f in FORMS if sorted(f.split("+")) == parts), None)
 
+
 #: Language code -> ``"module:Class"`` of its neutral rules (imported only when used).
 NEUTRAL_LANGUAGES: dict[str, str] = {
     "en": "cdsbias.cds.languages.en_neutral:EnglishNeutral",

@@ -24,7 +24,7 @@ from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import plan_from_values
 from cdsbias.runs.axes_matrix import AxisChange, axis_changes
-from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder
+from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder, axis_name
 from cdsbias.runs.points import before_after
 
 
@@ -232,7 +232,7 @@ def read_run(folder: str | Path) -> RunSummary:
         heldout_loss=summary.get("heldout_loss"),
         costs=dict(method.get("costs") or {}),
         last_posthoc=summary["last_posthoc"],
-        debiased_for=str(recipe.get("bias_axis") or "gender"),
+        debiased_for=axis_name(recipe),
         axis_changes=axis_changes(points),
     )
 
