@@ -249,26 +249,39 @@ class BiasEvalConfig:
 
 
 def _warn_unmeasured(measured: list[Any], benchmarks: list[Any]) -> None:
-    """Warns of each measured axis other than gender that no benchmark scores (as
-    ``evaluate --axis`` warns of gender-only benchmarks), naming the fix."""
+    """Warns of each measured axis other than gender that no benchmark of the recipe
+    scores (as ``evaluate --axis`` warns of gender-only benchmarks), naming the benchmarks
+    that could score it, if any."""
     import warnings
 
     from cdsbias.benchmarks import get_benchmark, list_benchmarks
 
     scored = {benchmark.axis for benchmark in benchmarks}
-    unscored = [a.name for a in measured if a.name != DEFAULT_AXIS and a.name not in scored]
-    if not unscored:
-        return
-    takers = [n for n in list_benchmarks() if get_benchmark(n).axis_option_names]
-    names = ", ".join(unscored)
-    warnings.warn(
-        f"bias_axes/bias_axis name {names}, but no benchmark of bias_benchmarks "
-        f"({', '.join(b.name for b in benchmarks) or 'none'}) scores "
-        f"{'it' if len(unscored) == 1 else 'them'}, so the run records nothing for "
-        f"{names}; add one that has a category or test set per axis ({', '.join(takers)}) "
-        "to bias_benchmarks, or drop the axis from bias_axes.",
-        stacklevel=3,
-    )
+    chosen = ", ".join(dict.fromkeys(b.name for b in benchmarks)) or "none"
+    for axis in measured:
+        if axis.name == DEFAULT_AXIS or axis.name in scored:
+            continue
+        takers = []
+        for name in list_benchmarks():
+            cls = get_benchmark(name)
+            if cls.axis_option_names:
+                with contextlib.suppress(CdsbiasError):
+                    cls.axis_options(axis)
+                    takers.append(name)
+        fix = (
+            f"add one that scores it ({', '.join(takers)}) to bias_benchmarks"
+            if takers
+            else "no registered benchmark has a category or test set for it, so only a "
+            "benchmark given data of your own would measure it"
+        )
+        # stacklevel 2: one location, so the warning is printed once however often the
+        # benchmarks are built (recipe validation, then the run).
+        warnings.warn(
+            f"bias_axis/bias_axes name {axis.name}, but no benchmark of bias_benchmarks "
+            f"({chosen}) scores it, so the run's bias points say nothing about "
+            f"{axis.name}; {fix}, or drop it from bias_axes.",
+            stacklevel=2,
+        )
 
 
 @dataclass
