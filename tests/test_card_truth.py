@@ -124,3 +124,41 @@ def publish_default(run: Path, capsys) -> tuple[int, str]:
     capsys.readouterr()
     code = main(["publish", str(run), "--repo-id", "me/age-model", "--dry-run"])
     return code, capsys.readouterr().err
+
+
+def test_compare_refuses_a_run_without_its_recipe(age_runs, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(age_runs["cds"], run)
+    (run / "recipe.yaml").unlink()
+    capsys.readouterr()
+    assert main(["compare", str(age_runs["leace-hook"]), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {run / 'recipe.yaml'} is missing") and err.count("\n") == 1
+
+
+def _cut(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+#: A damaged record of the run folder -> the file the error names (relative to the run).
+DAMAGED = {
+    "recipe cut short": "recipe.yaml",
+    "run_info cut short": "run_info.json",
+    "a benchmark summary cut short": "bias/step-0/becpro/summary.json",
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+def test_a_damaged_record_is_one_error_naming_it(damage, age_runs, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(age_runs["leace-hook"], run)
+    damaged = run / DAMAGED[damage]
+    _cut(damaged)
+    before = tree_sha256(run)
+    out = tmp_path / "upload"
+    code, err = publish(run, out, capsys)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
+    assert f"{damaged} cannot be read" in errors[0]
+    assert not out.exists() and tree_sha256(run) == before

@@ -239,7 +239,7 @@ class RunFolder:
         """A benchmark's ``summary.json`` at ``step`` (``posthoc``: its post-hoc point), if
         it was written."""
         path = self.results_dir(step, posthoc=posthoc) / benchmark / "summary.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        return self._load(path) if path.exists() else None  # damaged: one error naming it
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:
         """``checkpoint-N/bias_summary.json`` (when that checkpoint exists)."""

@@ -193,7 +193,9 @@ def read_run(folder: str | Path) -> RunSummary:
     if not points:
         raise CdsbiasError(f"{folder / METRICS_FILE} has no evaluation points yet.")
     summary = before_after(points)
-    recipe, info = run.recipe(), run.run_info()
+    # Without the effective recipe the method and treatment would be the defaults' (as on
+    # a card, cdsbias.runs.card): refused, naming the file.
+    recipe, info = run.require_recipe(), run.run_info()
     treatment = corpus_treatment(recipe or info.get("card_recipe", {}))
     method = info.get("method") or {}
     # run_info.json of release 0.2 recorded the parameter-efficient method beside the label.
