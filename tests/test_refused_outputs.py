@@ -72,6 +72,14 @@ def _cds_gender_report(tmp: Path) -> tuple[list[str], Path]:
     return argv, tmp / "out"
 
 
+def _cds_gap(tmp: Path) -> tuple[list[str], Path]:
+    out = tmp / "out" / "gap-cds.tsv"
+    argv = ["cds", str(ASSETS / "cds" / "gap_sample.tsv"), "--out", str(out), "--analyzer",
+            "rules", "--probability", "1.0"]  # fmt: skip
+    assert main(argv) == 0
+    return argv, tmp / "out"
+
+
 def _evaluate(tmp: Path, model: Path, becpro: Path) -> tuple[list[str], Path]:
     out = tmp / "out"
     argv = ["evaluate", str(model), "-b", "becpro", "--data", str(becpro), "--out", str(out),
@@ -106,12 +114,13 @@ def _publish(tmp: Path) -> tuple[list[str], Path]:
 
 
 @pytest.mark.parametrize(
-    "case", ["cds --axis", "cds report", "evaluate", "downstream", "compare", "publish"]
+    "case", ["cds --axis", "cds report", "cds gap", "evaluate", "downstream", "compare", "publish"]
 )
 def test_earlier_results_are_refused_and_kept(case, tmp_path, capsys, tiny_bert, becpro):
     build = {
         "cds --axis": lambda: _cds_axis(tmp_path),
         "cds report": lambda: _cds_gender_report(tmp_path),
+        "cds gap": lambda: _cds_gap(tmp_path),
         "evaluate": lambda: _evaluate(tmp_path, tiny_bert, becpro),
         "downstream": lambda: _downstream(tmp_path),
         "compare": lambda: _compare(tmp_path),
