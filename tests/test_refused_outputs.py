@@ -233,9 +233,11 @@ def test_max_length_beyond_the_model_positions_fails_before_fine_tuning(
 
 def test_a_model_named_twice_is_refused(tmp_path, capsys, tiny_bert):
     out = tmp_path / "out"
-    error = one_error(capsys, ["downstream", str(tiny_bert), str(tiny_bert), "--task", "sst2",
-                               "--data", str(DOWNSTREAM / "sst2"), "--out", str(out)])  # fmt: skip
-    assert f"MODEL {tiny_bert} is given twice" in error
+    for second in (str(tiny_bert), f"{tiny_bert}/."):  # one folder named two ways too
+        argv = ["downstream", str(tiny_bert), second, "--task", "sst2",
+                "--data", str(DOWNSTREAM / "sst2"), "--out", str(out)]  # fmt: skip
+        error = one_error(capsys, argv)
+        assert "MODEL is the same model twice" in error and str(tiny_bert) in error
     assert not out.exists()
 
 

@@ -142,11 +142,13 @@ def run_downstream(
         raise CdsbiasError("--seeds: give at least one seed.")
     if len(set(seeds)) != len(seeds):
         raise CdsbiasError(f"--seeds lists a seed twice: {list(seeds)}.")
-    repeated = sorted({name for name in models if list(models).count(name) > 1})
+    # A folder named two ways (./m and m) is one model too.
+    same = [str(Path(n).resolve()) if Path(n).exists() else n for n in models]
+    repeated = [name for name, key in zip(models, same, strict=True) if same.count(key) > 1]
     if repeated:
         raise CdsbiasError(
-            f"MODEL {', '.join(repeated)} is given twice; each model is fine-tuned once per "
-            "seed (--seeds N gives more runs). Name each model once."
+            f"MODEL is the same model twice ({' and '.join(dict.fromkeys(repeated))}); each "
+            "model is fine-tuned once per seed (--seeds N gives more runs). Name it once."
         )
     task: Task = get_task(task_name)(options, data_dir)
     config = config or FinetuneConfig()
