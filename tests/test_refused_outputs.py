@@ -35,14 +35,18 @@ def tree_sha256(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def one_error(capsys, argv: list[str]) -> str:
-    """Runs the CLI; asserts exit 2, one ``error:`` line and no traceback; returns it."""
+def one_error(capsys, argv: list[str], guarded: Path | None = None) -> str:
+    """Runs the CLI; asserts exit 2, one ``error:`` line, no traceback and (``guarded``)
+    the folder's SHA-256 unchanged; returns the line."""
+    before = tree_sha256(guarded) if guarded is not None else None
     capsys.readouterr()
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2, err
     lines = [line for line in err.splitlines() if line.startswith("error: ")]
     assert len(lines) == 1 and "Traceback" not in err, err
+    if guarded is not None:
+        assert tree_sha256(guarded) == before, "the command changed the guarded folder"
     return lines[0]
 
 
@@ -222,11 +226,11 @@ def test_max_length_beyond_the_model_positions_fails_before_fine_tuning(
     out = tmp_path / "out"
     argv = ["downstream", str(short_bert), "--task", "sst2", "--data", str(DOWNSTREAM / "sst2"),
             "--out", str(out), "--seeds", "1", "--max-steps", "1"]  # fmt: skip
-    error = one_error(capsys, [*argv, "--max-length", "512"])
+    error = one_error(capsys, [*argv, "--max-length", "512"], tmp_path)
     assert "--max-length 512 is longer than" in error and "(8 positions)" in error
     assert "pass --max-length 8 or less" in error
     # The task's default (128) on inputs longer than the model reads: named with the fix.
-    error = one_error(capsys, argv)
+    error = one_error(capsys, argv, tmp_path)
     assert "reads at most 8" in error and "pass --max-length 8" in error
     assert not out.exists()
 
@@ -236,7 +240,7 @@ def test_a_model_named_twice_is_refused(tmp_path, capsys, tiny_bert):
     for second in (str(tiny_bert), f"{tiny_bert}/."):  # one folder named two ways too
         argv = ["downstream", str(tiny_bert), second, "--task", "sst2",
                 "--data", str(DOWNSTREAM / "sst2"), "--out", str(out)]  # fmt: skip
-        error = one_error(capsys, argv)
+        error = one_error(capsys, argv, tmp_path)
         assert "MODEL is the same model twice" in error and str(tiny_bert) in error
     assert not out.exists()
 
@@ -250,7 +254,7 @@ def test_sts_b_labels_outside_0_to_5_name_the_file_and_row(tmp_path, capsys):
             frame.loc[3, "label"] = 7.5
         frame.to_json(data / f"{split}.jsonl", orient="records", lines=True)
     error = one_error(capsys, ["downstream", "m", "--task", "stsb", "--data", str(data),
-                               "--out", str(tmp_path / "out")])  # fmt: skip
+                               "--out", str(tmp_path / "out")], tmp_path)  # fmt: skip
     assert f"{data / 'train.jsonl'}: row 4 has label 7.5, outside stsb's scale 0 to 5" in error
 
 
@@ -262,7 +266,7 @@ def test_class_ids_are_shown_as_numbers_not_numpy_reprs(tmp_path, capsys):
         frame.loc[0, "label"] = -1
         frame.to_json(data / f"{split}.jsonl", orient="records", lines=True)
     error = one_error(capsys, ["downstream", "m", "--task", "sst2", "--data", str(data),
-                               "--out", str(tmp_path / "out")])  # fmt: skip
+                               "--out", str(tmp_path / "out")], tmp_path)  # fmt: skip
     assert error.endswith("got -1.") and "np." not in error, error
 
 
@@ -289,7 +293,7 @@ def test_a_recipe_data_dir_is_named_by_its_key(tmp_path):
 # ----------------------------------------------------------------------- other inputs
 def test_forms_in_another_order_suggest_the_canonical_spelling(tmp_path, capsys):
     error = one_error(capsys, ["cds", str(corpus(tmp_path)), "--forms", "neutral+binary",
-                               "--out", str(tmp_path / "o.jsonl")])  # fmt: skip
+                               "--out", str(tmp_path / "o.jsonl")], tmp_path)  # fmt: skip
     assert "Did you mean 'binary+neutral'?" in error
     assert not (tmp_path / "o.jsonl").exists()
 
@@ -340,6 +344,6 @@ def test_a_damaged_release_csv_is_one_error_line(file, damage, words, tmp_path, 
     path.write_bytes(b"\n".join(lines))
     out = tmp_path / "out"
     error = one_error(capsys, ["evaluate", str(tiny_bert), "-b", "pronoun_fidelity", "--data",
-                               str(folder), "--out", str(out), "--quiet"])  # fmt: skip
+                               str(folder), "--out", str(out), "--quiet"], tmp_path)  # fmt: skip
     assert str(folder) in error and words in error, error
     assert not out.exists()
