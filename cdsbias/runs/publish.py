@@ -127,12 +127,14 @@ def _drop_local_paths(folder: Path) -> None:
             continue
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".jsonl":
-            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-            new = "".join(json.dumps(public(line), sort_keys=True) + "\n" for line in lines)
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            if public(records) != records:  # a file without local paths keeps its bytes
+                lines = [json.dumps(public(record), sort_keys=True) for record in records]
+                path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         else:
-            new = json.dumps(public(json.loads(text)), indent=2) + "\n"
-        if new != text:
-            path.write_text(new, encoding="utf-8")
+            record = json.loads(text)
+            if public(record) != record:
+                path.write_text(json.dumps(public(record), indent=2) + "\n", encoding="utf-8")
 
 
 #: Files transformers and tokenizers write: loaded as they are, never rewritten.
