@@ -54,7 +54,7 @@ from cdsbias.downstream.metrics import (
     share_of_women,
     tpr_gaps,
 )
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, shown
 
 CITATION = """@inproceedings{dearteaga2019bias,
   title = {Bias in Bios: A Case Study of Semantic Representation Bias in a High-Stakes Setting},
@@ -187,7 +187,7 @@ class BiasInBios(Task):
         bad = sorted(set(frame["gender"].unique()) - {0, 1})
         if bad:
             raise CdsbiasError(
-                f"{where}: column 'gender' must be 0 (male) or 1 (female), got {bad[0]!r}."
+                f"{where}: column 'gender' must be 0 (male) or 1 (female), got {shown(bad[0])!r}."
             )
 
     def prepare(self, frame: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from cdsbias.runs.axes_matrix import axis_changes, card_axes_section
 from cdsbias.runs.card_recipe import untrained_recipe
 from cdsbias.runs.downstream_results import card_section as downstream_card_section
 from cdsbias.runs.downstream_results import read_downstream
-from cdsbias.runs.folder import CURVE_FILE, RunFolder
+from cdsbias.runs.folder import CURVE_FILE, RunFolder, axis_name
 from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
 
 if TYPE_CHECKING:
@@ -182,7 +182,9 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         raise CdsbiasError(f"No bias evaluation was recorded for step {step} of {run.path}.")
     before, after = points[0], points[-1] if step is None else by_step[step]
     step = after["step"]
-    recipe, info = run.recipe(), run.run_info()
+    # A card states only what the run folder shows: without the effective recipe it would
+    # state the defaults (CDS p=0.5, full fine-tuning) whatever the run did.
+    recipe, info = run.require_recipe(), run.run_info()
     plan, treatment = run.plan(), CorpusTreatment(recipe)
     plan.read_run(run.path)
     posthoc = bool(after.get("posthoc"))  # a checkpoint precedes the post-hoc method
@@ -297,7 +299,7 @@ def _benchmark_sections(
 def _axes_lines(recipe: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The axis the model was debiased for and every axis measured, before and after; none
     for a gender run that measured no axis-scoped benchmark (its card as it always was)."""
-    debiased = str(recipe.get("bias_axis") or DEFAULT_AXIS)
+    debiased = axis_name(recipe)  # a user's file by its name, never its path
     changes = axis_changes([before, after])
     if not changes and debiased == DEFAULT_AXIS:
         return []

@@ -73,12 +73,52 @@ def build_run_info(
             it was not recorded).
     """
     scratch = effective.get("init_from_scratch")
-    return {
+    info = {
         "base_model": None if scratch else hub_model_id(effective.get("model_name_or_path")),
         "corpus": corpus,
         "card_recipe": card_recipe(dict(effective)),
         "method": method,
     }
+    recorded = _axis_file_record(effective.get("bias_axis"))
+    if recorded is not None:
+        info["bias_axis"] = recorded
+    return info
+
+
+def _axis_file_record(reference: Any) -> dict[str, Any] | None:
+    """A user's attribute file as the run keeps it (name, groups, tuples, forms; its file
+    name, not its path), so the finished run reads its axis after the file has moved.
+    None for a registered axis, or a file that cannot be read now."""
+    from cdsbias.axes import get_axis, is_axis_file
+    from cdsbias.axes.files import split_reference
+
+    if not reference or not is_axis_file(str(reference)):
+        return None
+    try:
+        axis = get_axis(str(reference))
+    except CdsbiasError:
+        return None
+    return {
+        "name": axis.name,
+        "groups": list(axis.groups),
+        "tuples": [list(words) for words in axis.tuples],
+        "forms": list(axis.forms),
+        "source": split_reference(str(reference))[0].name,
+        "hash": axis.hash,
+    }
+
+
+def axis_name(recipe: Mapping[str, Any]) -> str:
+    """The axis a run was debiased for, as a reader names it: ``religion``, or a user
+    file's key or stem (``age`` for ``/home/me/age.tsv``); never a path of this machine."""
+    from cdsbias.axes import DEFAULT_AXIS, is_axis_file
+    from cdsbias.axes.files import split_reference
+
+    reference = str(recipe.get("bias_axis") or DEFAULT_AXIS)
+    if not is_axis_file(reference):
+        return reference
+    path, key = split_reference(reference)
+    return key or path.stem
 
 
 class RunFolder:
@@ -204,7 +244,7 @@ class RunFolder:
 
         folder = result_folder(self.results_dir(step, posthoc=posthoc), benchmark)
         path = folder / "summary.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        return self._load(path) if path.exists() else None  # damaged: one error naming it
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:
         """``checkpoint-N/bias_summary.json`` (when that checkpoint exists)."""
@@ -214,8 +254,41 @@ class RunFolder:
 
     # ------------------------------------------------------------------ the methods
     def plan(self) -> MethodPlan:
-        """The method plan the run trained with, rebuilt from its effective recipe."""
-        return plan_from_values(self.recipe())
+        """The method plan the run trained with, rebuilt from its effective recipe (a
+        user's attribute file that has moved since: the copy ``run_info.json`` keeps)."""
+        from cdsbias.axes import BiasAxis, is_axis_file
+        from cdsbias.axes.files import split_reference
+
+        values = self.recipe()
+        reference = str(values.get("bias_axis") or "")
+        has_info = (self.path / RUN_INFO_FILE).exists()
+        recorded = self.run_info().get("bias_axis") if has_info else None
+        if recorded and is_axis_file(reference) and not split_reference(reference)[0].is_file():
+            values = {
+                **values,
+                "bias_axis": BiasAxis(
+                    name=recorded["name"],
+                    groups=tuple(recorded["groups"]),
+                    tuples=tuple(tuple(words) for words in recorded["tuples"]),
+                    forms=tuple(recorded.get("forms") or ()),
+                    source=recorded.get("source", ""),
+                ),
+            }
+        return plan_from_values(values)
+
+    def require_recipe(self) -> dict[str, Any]:
+        """The effective recipe, which must be there: what states how the model was made.
+
+        Raises:
+            CdsbiasError: ``recipe.yaml`` is missing (a run copied in part).
+        """
+        if not (self.path / RECIPE_FILE).is_file():
+            raise CdsbiasError(
+                f"{self.path / RECIPE_FILE} is missing, so the folder does not say how the "
+                "model was trained (method, corpus treatment, axis); copy it back from where "
+                "the run was written."
+            )
+        return self.recipe()
 
     @staticmethod
     def _load(path: Path) -> dict[str, Any]:
