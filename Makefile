@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(CDSBIAS) data fetch gap becpro $(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)/data
 	@echo "== 2/6 counterfactual GAP corpus (every document gender-swapped, offsets re-derived)"
 	$(CDSBIAS) cds $(DEMO_DIR)/data/gap-coreference/gap-development.tsv --probability 1.0 \
-		--out $(DEMO_DIR)/gap-development-cds.tsv
+		--out $(DEMO_DIR)/gap-development-cds.tsv --overwrite
 	@echo "== 3/6 demo base model (cached in $(DEMO_DIR)/base)"
 	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base
 	@echo "== 4/6 CDS fine-tuning with bias evaluation at every checkpoint"
@@ -89,9 +89,9 @@ demo-de: $(STAMP)
 	$(call LANG_DEMO_RUN,de,German,BEC-Pro DE)
 	@echo "== 4/4 the measure that sees the German bias: BEC-Pro DE, target=profession"
 	$(CDSBIAS) evaluate $(DEMO_DIR)-de/base -b becpro --language de --option target=profession \
-		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-before
+		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-before --overwrite
 	$(CDSBIAS) evaluate $(DEMO_DIR)-de/run -b becpro --language de --option target=profession \
-		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-after
+		$(if $(DATA_MIRROR),--data-dir $(DATA_MIRROR),) --out $(DEMO_DIR)-de/profession-after --overwrite
 
 demo-da: $(STAMP)
 	@echo "== 1/4 data: GenDa Lens (DaWinoBias, ABC)$(if $(DATA_MIRROR), from $(DATA_MIRROR),)"
@@ -117,7 +117,8 @@ demo-neutral: $(STAMP)
 		cds_probability=1.0
 	@echo "== 4/4 before / after: they up, misgendering down, xe/ze/ey unchanged; binary CDS beside it"
 	$(CDSBIAS) report $(NEUTRAL_DIR)/run
-	$(CDSBIAS) compare $(NEUTRAL_DIR)/run $(NEUTRAL_DIR)/binary --out $(NEUTRAL_DIR)/compare
+	$(CDSBIAS) compare $(NEUTRAL_DIR)/run $(NEUTRAL_DIR)/binary --out $(NEUTRAL_DIR)/compare \
+		--overwrite
 
 # The known-answer demo on the religion axis (docs/demo.md): a demo model whose corpus also
 # pairs each religion group with an invented game at 80/10/10 (`demo-model --axis religion`),
@@ -160,7 +161,8 @@ METHOD_RUNS = full-cds last-layer-cds lora-cds adapter-cda dropout full-cda \
 TRAIN_METHOD = OMP_NUM_THREADS=1 $(PY) train.py
 
 methods: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(METHOD_RUNS)))
-	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS)) --out $(METHODS_DIR)/comparison
+	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS)) --out $(METHODS_DIR)/comparison \
+		--overwrite
 	$(PY) scripts/methods_page.py $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS))
 
 $(DEMO_DIR)/base/config.json: | $(STAMP)
@@ -211,7 +213,7 @@ POSTHOC_ONLY = recipes/gap_cds.yaml $(METHOD_BUDGET) posthoc_only=true cds_mode=
 
 methods-posthoc: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(POSTHOC_RUNS)))
 	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS)) \
-		--out $(METHODS_DIR)/comparison-posthoc
+		--out $(METHODS_DIR)/comparison-posthoc --overwrite
 	$(PY) scripts/methods_page.py --block compare-posthoc \
 		$(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS))
 

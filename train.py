@@ -7,6 +7,8 @@ accelerate launch train.py recipes/gap_cds.yaml [key=value ...]
 import sys
 
 from cdsbias.downstream.after_training import main
+from cdsbias.progress import plain_progress_lines
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with plain_progress_lines():  # progress bars in a log: plain lines, not \r redraws
+        sys.exit(main())

@@ -1,3 +1,4 @@
-"""cdsbias: measure and mitigate gender bias in masked language models."""
+"""cdsbias: measure and mitigate social bias (gender, race, religion, or attribute words of
+your own) in masked language models."""
 
 __version__ = "0.1.0"

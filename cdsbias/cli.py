@@ -59,9 +59,13 @@ def install_warning_printer() -> Callable[..., Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     """Builds the top-level parser with every registered sub-command."""
+    from cdsbias.axes import AXES
+
     parser = argparse.ArgumentParser(
         prog="cdsbias",
-        description="Measure and mitigate gender bias in masked language models.",
+        description="Measure and mitigate social bias in masked language models along "
+        f"registered bias axes ({', '.join(AXES)}) or an attribute word file of your own "
+        "(docs/axes.md).",
     )
     parser.add_argument("--version", action="version", version=f"cdsbias {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -83,9 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from cdsbias.progress import plain_progress_lines
+
     previous = install_warning_printer()
     try:
-        return int(args.func(args) or 0)
+        with plain_progress_lines():  # progress bars in a log: plain lines, not \r redraws
+            return int(args.func(args) or 0)
     except CdsbiasError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

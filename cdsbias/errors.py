@@ -14,6 +14,15 @@ class CdsbiasError(Exception):
     """
 
 
+def shown(value: object) -> object:
+    """``value`` as a message shows it: a numpy scalar as the Python number or string it
+    holds (``-1``, not ``np.int64(-1)``), anything else as it is; for ``{...!r}``."""
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():
+        return item()
+    return value
+
+
 def close_names(name: str, names: Iterable[str], *, n: int = 1, cutoff: float = 0.6) -> list[str]:
     """The ``n`` names most like ``name`` (difflib ratio at least ``cutoff``), best first:
     what every "did you mean" of the project suggests."""

@@ -1,5 +1,5 @@
 """Crash-safe output: nothing the user already has is lost or left half-written; and a
-user's damaged weights or JSON file named in one line."""
+user's damaged weights, JSON or CSV file named in one line."""
 
 from __future__ import annotations
 
@@ -72,6 +72,59 @@ def atomic_output_dir(final_dir: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(backup, ignore_errors=True)
 
 
+#: The flag of every command that writes results: replace what an earlier run wrote there.
+OVERWRITE_FLAG = "--overwrite"
+
+
+def check_output(
+    path: str | os.PathLike,
+    *,
+    flag: str = "--out",
+    folder: bool | None = None,
+    overwrite: bool = False,
+) -> None:
+    """Refuses an output path that cannot be written, or that holds earlier results.
+
+    Every command that writes results checks each path it will write with this, before
+    reading any input, so a refusal leaves everything as it was. Written atomically
+    (:func:`atomic_path`, :func:`atomic_output_dir`), an output replaces what was there:
+    that is allowed only with ``overwrite`` (the command's ``--overwrite``).
+
+    Args:
+        path: The file or folder the command will write.
+        flag: The option that named it (or the one that chose a folder above it).
+        folder: True: ``path`` must be a folder (or not exist); False: a file; None: either.
+        overwrite: Whether earlier results at ``path`` may be replaced. An empty folder is
+            never refused.
+
+    Raises:
+        CdsbiasError: One line naming the path, the problem and the fix.
+    """
+    path = Path(path)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CdsbiasError(
+                    f"{flag}: {parent} is a file, so {path} cannot be written inside it; "
+                    f"choose another {flag}."
+                )
+            break
+    if not path.exists():
+        return
+    if folder is True and not path.is_dir():
+        raise CdsbiasError(
+            f"{flag} {path} is a file, not a folder; give a new folder (or an empty one)."
+        )
+    if folder is False and path.is_dir():
+        raise CdsbiasError(f"{flag} {path} is a folder; give a file name that is not one.")
+    if overwrite or (path.is_dir() and not any(path.iterdir())):
+        return
+    raise CdsbiasError(
+        f"{path} already exists and holds earlier results; nothing was written. Choose "
+        f"another {flag}, or pass {OVERWRITE_FLAG} to replace it."
+    )
+
+
 def check_safetensors(path: str | os.PathLike, *, fix: str) -> None:
     """Refuses a ``*.safetensors`` file that is cut short or damaged, naming it.
 
@@ -114,3 +167,55 @@ def check_json_files(folder: str | os.PathLike, *, fix: str) -> None:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             detail = str(exc).strip().splitlines()[0]
             raise CdsbiasError(f"{path} cannot be read ({detail}); {fix}.") from None
+
+
+def read_utf8(path: str | os.PathLike, *, fix: str = "save it as UTF-8") -> str:
+    """The text of a user's data file: UTF-8, a leading byte-order mark dropped (as
+    spreadsheet programs write one).
+
+    Raises:
+        CdsbiasError: ``"<file> is not UTF-8 text (<why> at byte N); {fix}."``
+    """
+    try:
+        return Path(path).read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CdsbiasError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); {fix}."
+        ) from None
+
+
+def read_csv(
+    path: str | os.PathLike, *, fix: str = "save it as UTF-8"
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and rows of a comma-separated file, each row with its line number.
+
+    Blank lines are skipped. A row with fewer or more fields than the header (cut short,
+    or an unquoted comma) is refused, naming its line, where ``csv.DictReader`` would give
+    ``None`` for the missing fields.
+
+    Args:
+        path: The file.
+        fix: What to do about a file that is not UTF-8 (the message's end).
+
+    Raises:
+        CdsbiasError: Not UTF-8 (:func:`read_utf8`), or ``"<file>:<line>: N fields, the
+            header has M ..."``.
+    """
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(read_utf8(path, fix=fix), newline=""))
+    header = [name.strip() for name in next(reader, [])]
+    rows = []
+    start = reader.line_num + 1
+    for record in reader:
+        line, start = start, reader.line_num + 1
+        if not any(field.strip() for field in record):
+            continue
+        if len(record) != len(header):
+            raise CdsbiasError(
+                f"{path}:{line}: {len(record)} field(s), the header has {len(header)} "
+                f"({','.join(header)}); complete the row (or quote a field holding a comma)."
+            )
+        rows.append((line, dict(zip(header, record, strict=True))))
+    return header, rows

@@ -12,6 +12,7 @@ import yaml
 from test_bench_axes import axis_fixtures
 
 from cdsbias.axes import get_axis
+from cdsbias.benchmarks import result_folder_name
 from cdsbias.cli import main
 from cdsbias.runs.compare import compare
 
@@ -117,7 +118,7 @@ def test_each_axis_scoped_benchmark_is_scored_per_axis_at_every_point(two_axis_r
             axis = key[key.index("[") + 1 : -1]
             assert entry["axis"] == axis
             assert math.isfinite(entry["metrics"][entry["headline"][0]["key"]])
-            folder = two_axis_run / "bias" / f"step-{point['step']}" / key
+            folder = two_axis_run / "bias" / f"step-{point['step']}" / result_folder_name(key)
             assert (folder / "rows.tsv").is_file() and (folder / "summary.json").is_file()
         religion = point["benchmarks"]["crows_pairs[religion]"]
         assert religion["options"]["bias_type"] == "religion"
@@ -154,13 +155,13 @@ def test_evaluate_axis_scores_the_axis_category(tiny_bert, tmp_path, capsys):
                  str(data["crows_pairs"][0]), "--axis", "religion", "--out", str(out),
                  "--quiet"])  # fmt: skip
     assert code == 0
-    summary = json.loads((out / "crows_pairs[religion]" / "summary.json").read_text())
+    summary = json.loads((out / "crows_pairs@religion" / "summary.json").read_text())
     assert summary["bias_type_filter"] == "religion" and summary["n_pairs"] == 3
     code = main(["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data",
                  str(data["crows_pairs"][0]), "--axis", "religion", "--out", str(out / "sd"),
                  "--quiet", "--self-debias"])  # fmt: skip
     assert code == 0
-    summary = json.loads((out / "sd" / "crows_pairs[religion]" / "summary.json").read_text())
+    summary = json.loads((out / "sd" / "crows_pairs@religion" / "summary.json").read_text())
     assert summary["self_debias"]["prefix"] == get_axis("religion").self_debias_prefix
 
 

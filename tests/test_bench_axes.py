@@ -117,7 +117,7 @@ def test_contract_holds_for_each_axis(name, axis, fixtures, scorer, tmp_path):
     result = bench.evaluate(scorer, annotate={"model": "tiny"})
     assert result.name == bench.key
     folder = write_result(result, tmp_path / "out")
-    assert folder.name == f"{name}[{axis}]"
+    assert folder.name == f"{name}@{axis}"  # a folder name no shell globs
     written = pd.read_csv(folder / "rows.tsv", sep="\t")
     assert len(written) == len(rows)
     summary = json.loads((folder / "summary.json").read_text())

@@ -261,6 +261,7 @@ def test_inlp_and_leace_fit_on_a_variant(race_model, method):
 def test_evaluate_axis_scores_a_variant(tiny_bert, tmp_path):
     from test_bench_axes import axis_fixtures
 
+    from cdsbias.benchmarks.axis_scope import result_key
     from cdsbias.cli import main
 
     crows = axis_fixtures(tmp_path / "data")["crows_pairs"][0]
@@ -268,9 +269,15 @@ def test_evaluate_axis_scores_a_variant(tiny_bert, tmp_path):
     code = main(["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data", str(crows),
                  "--axis", "race@bias-bench", "--out", str(out), "--quiet"])  # fmt: skip
     assert code == 0
-    (summary,) = out.glob("*/summary.json")  # one result, in the axis's own folder
-    assert "race@bias-bench" in summary.parent.name
-    assert json.loads(summary.read_text())["bias_type_filter"] == "race-color"
+    summary = out / "crows_pairs@race@bias-bench" / "summary.json"
+    assert result_key(summary.parent.name) == "crows_pairs[race@bias-bench]"
+    scored = json.loads(summary.read_text())
+    assert scored["bias_type_filter"] == "race-color"
+    # CrowS-Pairs reads no word lists: the variant scores its base axis's category.
+    code = main(["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data", str(crows),
+                 "--axis", "race", "--out", str(out / "race"), "--quiet"])  # fmt: skip
+    base = json.loads((out / "race" / "crows_pairs@race" / "summary.json").read_text())
+    assert code == 0 and scored["overall"] == base["overall"]
 
 
 def test_a_run_on_a_variant_records_its_word_lists(tmp_path, becpro, base):

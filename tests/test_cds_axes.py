@@ -39,7 +39,9 @@ BIAS_BENCH_RELIGION = [
     ["judaism", "christianity", "islam"],
 ]
 #: Lower-case whitespace-separated sentences (what bias-bench sees after an uncased
-#: tokenizer's decode) whose axis words are used as bias-bench's tuples take them.
+#: tokenizer's decode) whose axis words are used as bias-bench's tuples take them: the
+#: text on which the outputs are identical up to proper words' capitals. Elsewhere cdsbias
+#: departs, class by class: tests/test_cds_axes_bias_bench.py.
 SENTENCES = [
     "the jewish community met the imam in the mosque",
     "many muslims read the quran every day",

@@ -162,7 +162,7 @@ def test_dataset_local_folder_and_globs(tmp_path):
     report = json.loads((tmp_path / "out.jsonl.report.json").read_text(encoding="utf-8"))
     assert report["settings"]["dataset"] == str(folder) and report["settings"]["split"] == "test"
     # A glob over several files of one kind, read in sorted order (test before train).
-    assert cds(str(folder / "*.jsonl"), "--out", out, "--probability", "1") == 0
+    assert cds(str(folder / "*.jsonl"), "--out", out, "--probability", "1", "--overwrite") == 0
     assert [row["text"] for row in read_jsonl(out)] == SWAPPED[3:] + SWAPPED[:3]
 
 
@@ -221,6 +221,7 @@ def test_bad_input_is_one_error_line_and_keeps_earlier_output(tmp_path, capsys, 
     before = listing(tmp_path)
     if "--out" not in args:
         args = [*args, "--out", str(out)]
+    args = [*args, "--overwrite"]  # even told to replace them, a bad input keeps them
     capsys.readouterr()
     assert cds(*args) == 2
     err = capsys.readouterr().err

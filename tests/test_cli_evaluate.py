@@ -102,7 +102,7 @@ def test_tsv_missing_column_keeps_previous_result(real_vocab_bert, tmp_path, cap
     bad = tmp_path / "bad.tsv"
     pd.read_csv(good, sep="\t").drop(columns=["Person"]).to_csv(bad, sep="\t", index=False)
     capsys.readouterr()
-    err = run_error([*args, "--data", str(bad)], capsys)
+    err = run_error([*args, "--data", str(bad), "--overwrite"], capsys)
     assert "lacks column(s) Person" in err
     assert (out / "becpro" / "rows.tsv").read_bytes() == before
     assert sorted(p.name for p in out.iterdir()) == ["becpro"]

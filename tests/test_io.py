@@ -48,3 +48,37 @@ def test_a_failed_folder_keeps_the_old_folder(tmp_path):
         raise RuntimeError("crash")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["kept.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_read_csv_drops_a_bom_and_names_a_row_cut_short(tmp_path):
+    from cdsbias.errors import CdsbiasError
+    from cdsbias.io import read_csv
+
+    path = tmp_path / "t.csv"
+    path.write_bytes('\ufeffa,b\n1,"x, y"\n\n2,z\n'.encode())
+    assert read_csv(path) == (["a", "b"], [(2, {"a": "1", "b": "x, y"}), (4, {"a": "2", "b": "z"})])
+    path.write_text("a,b\n1,x\n2\n", encoding="utf-8")
+    with pytest.raises(CdsbiasError, match=r"t\.csv:3: 1 field\(s\), the header has 2 \(a,b\)"):
+        read_csv(path)
+    path.write_bytes("a,b\n1,café\n".encode("latin-1"))
+    with pytest.raises(CdsbiasError, match=r"t\.csv is not UTF-8 text \(invalid .* at byte 9\)"):
+        read_csv(path)
+
+
+def test_check_output_refuses_earlier_results_and_names_a_file_in_the_way(tmp_path):
+    from cdsbias.errors import CdsbiasError
+    from cdsbias.io import check_output
+
+    check_output(tmp_path / "new" / "deeper")  # nothing there: fine
+    (tmp_path / "empty").mkdir()
+    check_output(tmp_path / "empty", folder=True)  # an empty folder holds no results
+    (tmp_path / "f.txt").write_text("mine")
+    with pytest.raises(CdsbiasError, match="already exists and holds earlier results"):
+        check_output(tmp_path / "f.txt")
+    check_output(tmp_path / "f.txt", overwrite=True)
+    with pytest.raises(CdsbiasError, match="is a file, not a folder"):
+        check_output(tmp_path / "f.txt", folder=True, overwrite=True)
+    with pytest.raises(CdsbiasError, match=r"f\.txt is a file, so .* cannot be written inside"):
+        check_output(tmp_path / "f.txt" / "out.jsonl")
+    with pytest.raises(CdsbiasError, match="is a folder; give a file name"):
+        check_output(tmp_path / "empty", folder=False)

@@ -103,7 +103,7 @@ def test_evaluate_prints_published_values_for_a_hub_model_folder(hub_copy, tmp_p
     assert "not like for like: scored on your data file" in printed
     # A checkpoint trained here is not the model the paper scored, whatever its config says.
     (hub_copy / "trainer_state.json").write_text("{}")
-    assert main(argv) == 0
+    assert main([*argv, "--overwrite"]) == 0
     assert "published:" not in capsys.readouterr().out
 
 

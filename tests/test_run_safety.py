@@ -159,9 +159,9 @@ def test_evaluate_checks_every_benchmark_before_writing(base, becpro, tmp_path, 
     argv = ["evaluate", str(base), "-b", "becpro,seat", "--out", str(out), "--quiet",
             "--option", f"becpro.data_file={becpro}", "--option", "becpro.n_resamples=20",
             "--option", f"seat.data_file={ASSETS / 'seat'}", "--option", "seat.tests=[mini-career]",
-            "--option", "seat.layer=9"]  # fmt: skip
+            "--option", "seat.layer=9", "--overwrite"]  # fmt: skip
     capsys.readouterr()
-    assert cli(argv) == 2
+    assert cli(argv) == 2  # even told to replace OUT/becpro/, a bad option keeps it
     error = capsys.readouterr().err.strip()
     assert error == (
         "error: seat: layer 9 does not exist: the model has hidden states 0..2 "

@@ -34,7 +34,8 @@ def split_reference(reference: str) -> tuple[Path, str | None]:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        # utf-8-sig: a spreadsheet's byte-order mark would otherwise start the first group.
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise CdsbiasError(f"Attribute file {path} not found") from None
     except IsADirectoryError:

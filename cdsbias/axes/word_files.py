@@ -24,7 +24,8 @@ def data_lines(path: Path) -> list[tuple[int, str]]:
     """Returns (line number, line) for non-blank, non-comment lines of a word-list file;
     a missing, unreadable or non-UTF-8 file is a one-line error naming it."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        # utf-8-sig: a byte-order mark (spreadsheets save one) is not part of the first word.
+        text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise CdsbiasError(f"Word list {path} not found") from None
     except OSError as exc:

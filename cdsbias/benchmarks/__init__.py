@@ -14,7 +14,7 @@ import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
-from cdsbias.benchmarks.axis_scope import split_key
+from cdsbias.benchmarks.axis_scope import result_folder, result_folder_name, result_key, split_key
 from cdsbias.benchmarks.base import (
     COMMON_KEYS,
     REGISTRY,
@@ -181,6 +181,9 @@ __all__ = [
     "load_all",
     "normalize_specs",
     "register",
+    "result_folder",
+    "result_folder_name",
+    "result_key",
     "split_key",
     "to_json",
     "write_result",

@@ -4,11 +4,15 @@ A benchmark with a category or test set per axis declares the options that choos
 (:attr:`cdsbias.benchmarks.Benchmark.axis_option_names`, e.g. ``bias_type``) and how an
 axis fills them (:meth:`~cdsbias.benchmarks.Benchmark.axis_options`, read from
 :class:`cdsbias.axes.BiasAxis`). Here: what a benchmark built with an axis gets, and the key
-its results go under (``NAME[AXIS]``), so one run can score a benchmark on several axes.
+its results go under (``NAME[AXIS]``), so one run can score a benchmark on several axes,
+and the folder a key's ``rows.tsv`` and ``summary.json`` go in (``NAME@AXIS``: brackets are
+glob characters, so ``crows_pairs[race]`` would need quoting in every shell command).
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from cdsbias.errors import CdsbiasError
@@ -33,6 +37,56 @@ def split_key(key: str) -> tuple[str, str | None]:
     if bracket and rest.endswith("]"):
         return name, rest[:-1]
     return key, None
+
+
+#: Between a benchmark's name and its axis in a result folder's name.
+FOLDER_AXIS_MARK = "@"
+# Characters a folder name built from a user's axis name does not keep: anything but
+# letters, digits, "_", ".", "-" and "@" (globs, spaces, separators). A variant's "@" stays
+# ("crows_pairs@race@bias-bench"): the key splits at the first one.
+_NOT_IN_FOLDER_NAME = re.compile(r"[^\w.@-]+")
+
+
+def result_folder_name(key: str) -> str:
+    """The folder of result key ``key``: ``NAME@AXIS`` for ``NAME[AXIS]``, which a shell
+    takes as it is (no glob characters); an axis name's other characters become ``_``.
+
+    >>> result_folder_name("crows_pairs[religion]"), result_folder_name("becpro")
+    ('crows_pairs@religion', 'becpro')
+    >>> result_folder_name("crows_pairs[race@bias-bench]")
+    'crows_pairs@race@bias-bench'
+    """
+    name, axis = split_key(key)
+    if axis is None:
+        return key
+    return f"{name}{FOLDER_AXIS_MARK}{_NOT_IN_FOLDER_NAME.sub('_', axis)}"
+
+
+def result_key(folder_name: str) -> str:
+    """The result key of a result folder's name (the inverse of :func:`result_folder_name`
+    for axis names it keeps as they are); a folder named ``NAME[AXIS]`` is its own key.
+
+    >>> result_key("crows_pairs@religion"), result_key("crows_pairs[religion]")
+    ('crows_pairs[religion]', 'crows_pairs[religion]')
+    >>> result_key("crows_pairs@race@bias-bench")
+    'crows_pairs[race@bias-bench]'
+    """
+    name, mark, axis = folder_name.partition(FOLDER_AXIS_MARK)
+    return axis_key(name, axis) if mark and name and axis else folder_name
+
+
+def result_folder(parent: str | Path, key: str) -> Path:
+    """Where the result of ``key`` lies below ``parent``: ``parent/NAME@AXIS``, or, when
+    only a folder named as the key exists (``parent/NAME[AXIS]``, as cdsbias wrote before
+    issue 36), that one, so those runs keep being read.
+
+    Every reader and writer of a result folder goes through this function or
+    :func:`result_folder_name`.
+    """
+    folder = Path(parent) / result_folder_name(key)
+    if not folder.exists() and (Path(parent) / key).is_dir():
+        return Path(parent) / key
+    return folder
 
 
 def scope_options(benchmark: Any, axis: Any, options: dict[str, Any]) -> tuple[dict, str | None]:

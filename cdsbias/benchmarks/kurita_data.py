@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import read_utf8
 from cdsbias.resources import read_text
 
 
@@ -49,7 +50,7 @@ def load_word_lists(
         path = Path(attributes_file)
         if not path.is_file():
             raise CdsbiasError(f"Attribute file {path} not found.")
-        attr_text, attr_source = path.read_text(encoding="utf-8"), str(path)
+        attr_text, attr_source = read_utf8(path), str(path)
     else:
         attr_text = read_text("kurita", "attributes.tsv")
         attr_source = "resources/kurita/attributes.tsv"

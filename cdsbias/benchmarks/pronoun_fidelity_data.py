@@ -35,6 +35,7 @@ import pandas as pd
 from cdsbias.benchmarks.pronoun_fidelity_released import SOURCE as RELEASE_SOURCE
 from cdsbias.cds.pronoun_families import CASES, FAMILIES, PronounFamily
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import read_utf8
 from cdsbias.scoring import MASK_PLACEHOLDER
 
 #: The declaration that opens every generated template.
@@ -137,7 +138,7 @@ def read_templates(path: Path) -> list[tuple[str, str]]:
 def read_names(path: Path) -> list[tuple[str, str]]:
     """``(name, kind)`` rows of a ``names.tsv`` (``name<TAB>kind``, no header)."""
     names = []
-    for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for line, text in enumerate(read_utf8(path).splitlines(), 1):
         fields = text.strip().split("\t")
         if not text.strip() or text.startswith("#"):
             continue

@@ -34,13 +34,13 @@ on the Hugging Face hub and the authors' repositories, 2026-11): ``--data`` take
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from cdsbias.cds.pronoun_families import CASES, PronounFamily
 from cdsbias.errors import CdsbiasError
+from cdsbias.io import read_csv, read_utf8
 
 SOURCE = "github.com/tamannahossainkay/misgendered-backend"
 #: The release's form names -> the benchmark's cases.
@@ -54,6 +54,8 @@ _LAYOUT = (
     f"the released MISGENDERED folder ({SOURCE}) holds pronouns.csv, "
     "names/{female,male,unisex}.txt and templates/*.csv; clone it whole"
 )
+#: The fix of a release file that is not UTF-8 (an edited copy saved in another encoding).
+_UTF8_FIX = "save it as UTF-8, or clone the release again"
 
 
 @dataclass(frozen=True)
@@ -91,30 +93,27 @@ def read_families(path: Path) -> dict[str, PronounFamily]:
     """
     if not path.is_file():
         raise CdsbiasError(f"{path} does not exist; {_LAYOUT}.")
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in PRONOUN_COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise CdsbiasError(
-                f"{path}: no column {', '.join(missing)}; the header must be "
-                f"{','.join(PRONOUN_COLUMNS)} (the release's pronouns.csv)."
-            )
-        families: dict[str, PronounFamily] = {}
-        for line, row in enumerate(reader, 2):
-            forms = [row[c].strip() for c in PRONOUN_COLUMNS[2:]]
-            name = row["gender"].strip()
-            if not name or not all(forms):
-                raise CdsbiasError(f"{path}:{line}: an empty family name or form; fill all five.")
-            if name in families:
-                raise CdsbiasError(f"{path}:{line}: family '{name}' is given twice; keep one.")
-            kind = row["gender_type"].strip()
-            if kind not in ("binary", "non-binary"):
-                raise CdsbiasError(
-                    f"{path}:{line}: gender_type '{kind}'; use binary or non-binary."
-                )
-            families[name] = PronounFamily(
-                name, *forms, plural_agreement=name == "they", binary=kind == "binary"
-            )
+    header, rows = read_csv(path, fix=_UTF8_FIX)
+    missing = [c for c in PRONOUN_COLUMNS if c not in header]
+    if missing:
+        raise CdsbiasError(
+            f"{path}: no column {', '.join(missing)}; the header must be "
+            f"{','.join(PRONOUN_COLUMNS)} (the release's pronouns.csv)."
+        )
+    families: dict[str, PronounFamily] = {}
+    for line, row in rows:
+        forms = [row[c].strip() for c in PRONOUN_COLUMNS[2:]]
+        name = row["gender"].strip()
+        if not name or not all(forms):
+            raise CdsbiasError(f"{path}:{line}: an empty family name or form; fill all five.")
+        if name in families:
+            raise CdsbiasError(f"{path}:{line}: family '{name}' is given twice; keep one.")
+        kind = row["gender_type"].strip()
+        if kind not in ("binary", "non-binary"):
+            raise CdsbiasError(f"{path}:{line}: gender_type '{kind}'; use binary or non-binary.")
+        families[name] = PronounFamily(
+            name, *forms, plural_agreement=name == "they", binary=kind == "binary"
+        )
     if not families:
         raise CdsbiasError(f"{path}: no pronoun families; one row per family under the header.")
     return families
@@ -131,7 +130,7 @@ def read_names(folder: Path, per_kind: int = 0) -> list[tuple[str, str]]:
         path = folder / f"{kind}.txt"
         if not path.is_file():
             raise CdsbiasError(f"{path} does not exist; {_LAYOUT}.")
-        found = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        found = [line.strip() for line in read_utf8(path, fix=_UTF8_FIX).splitlines()]
         found = [name for name in found if name]
         if not found:
             raise CdsbiasError(f"{path}: no names; one name a line.")
@@ -161,39 +160,36 @@ def read_templates(path: Path) -> list[ReleasedTemplate]:
             ``{name}`` or with other than one ``{mask_token}`` (file and line named).
     """
     declaration = declaration_type(path)
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in ("form", "template") if c not in (reader.fieldnames or ())]
-        if missing:
+    header, rows = read_csv(path, fix=_UTF8_FIX)
+    missing = [c for c in ("form", "template") if c not in header]
+    if missing:
+        raise CdsbiasError(
+            f"{path}: no '{missing[0]}' column; the release's header is form,template,template_id."
+        )
+    templates = []
+    for position, (line, row) in enumerate(rows):
+        form, text = row["form"].strip(), row["template"].strip()
+        if form not in FORMS:
             raise CdsbiasError(
-                f"{path}: no '{missing[0]}' column; the release's header is "
-                "form,template,template_id."
+                f"{path}:{line}: unknown form '{form}'; use one of {', '.join(FORMS)}."
             )
-        templates = []
-        for position, row in enumerate(reader):
-            line = position + 2
-            form, text = row["form"].strip(), row["template"].strip()
-            if form not in FORMS:
-                raise CdsbiasError(
-                    f"{path}:{line}: unknown form '{form}'; use one of {', '.join(FORMS)}."
-                )
-            slots = set(_SLOT.findall(text))
-            unknown = sorted(slots - {"{name}", "{mask_token}"} - {f"{{{f}}}" for f in FORMS})
-            if unknown:
-                raise CdsbiasError(
-                    f"{path}:{line}: unknown slot {unknown[0]}; the release's slots are "
-                    "{name}, {mask_token}, {nom}, {acc}, {pos_dep}, {pos_ind}, {ref}."
-                )
-            if "{name}" not in slots or text.count("{mask_token}") != 1:
-                what = "no {name}" if "{name}" not in slots else "not exactly one {mask_token}"
-                raise CdsbiasError(
-                    f"{path}:{line}: the template has {what}; write one where the sentence "
-                    "should hold it."
-                )
-            text = text.replace("{name}/'s", "{name}'s").replace("{mask_token}", "{mask}")
-            for release_form, case in FORMS.items():
-                text = text.replace(f"{{{release_form}}}", f"{{{case}}}")
-            templates.append(ReleasedTemplate(FORMS[form], text, declaration, position))
+        slots = set(_SLOT.findall(text))
+        unknown = sorted(slots - {"{name}", "{mask_token}"} - {f"{{{f}}}" for f in FORMS})
+        if unknown:
+            raise CdsbiasError(
+                f"{path}:{line}: unknown slot {unknown[0]}; the release's slots are "
+                "{name}, {mask_token}, {nom}, {acc}, {pos_dep}, {pos_ind}, {ref}."
+            )
+        if "{name}" not in slots or text.count("{mask_token}") != 1:
+            what = "no {name}" if "{name}" not in slots else "not exactly one {mask_token}"
+            raise CdsbiasError(
+                f"{path}:{line}: the template has {what}; write one where the sentence "
+                "should hold it."
+            )
+        text = text.replace("{name}/'s", "{name}'s").replace("{mask_token}", "{mask}")
+        for release_form, case in FORMS.items():
+            text = text.replace(f"{{{release_form}}}", f"{{{case}}}")
+        templates.append(ReleasedTemplate(FORMS[form], text, declaration, position))
     if not templates:
         raise CdsbiasError(f"{path}: no templates; add rows under form,template,template_id.")
     return templates

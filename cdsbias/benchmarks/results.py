@@ -157,8 +157,12 @@ def to_json(summary: dict[str, Any]) -> str:
 
 
 def write_result(result: BenchmarkResult, out_dir: str | Path) -> Path:
-    """Writes ``OUT/<name>/rows.tsv`` and ``summary.json`` atomically; returns the folder."""
-    final = Path(out_dir) / result.name
+    """Writes ``OUT/<name>/rows.tsv`` and ``summary.json`` atomically; returns the folder
+    (:func:`~cdsbias.benchmarks.axis_scope.result_folder_name`: ``crows_pairs@race`` for the
+    key ``crows_pairs[race]``)."""
+    from cdsbias.benchmarks.axis_scope import result_folder_name
+
+    final = Path(out_dir) / result_folder_name(result.name)
     with atomic_output_dir(final) as staging:
         result.rows.to_csv(staging / "rows.tsv", sep="\t", index=False, lineterminator="\n")
         (staging / "summary.json").write_text(to_json(result.summary), encoding="utf-8")

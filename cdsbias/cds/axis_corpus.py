@@ -35,8 +35,11 @@ Each output row carries ``groups``, the mapping applied as ``{group: group it be
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from cdsbias.axes import DEFAULT_AXIS, BiasAxis, get_axis, is_axis_file
@@ -49,6 +52,31 @@ from cdsbias.errors import CdsbiasError
 COUNTERFACTUALS = ("one", "all")
 #: The column of each row's group mapping.
 GROUPS_COLUMN = "groups"
+
+
+@cache
+def rules_digest() -> str:
+    """SHA-256 (16 hex digits) of the files whose content decides a substitution besides the
+    axis itself: the substitution engine, the English rules and their word lists.
+
+    It is part of :class:`AxisCounterfactualMapper`'s state, so ``datasets``' cache
+    fingerprint (a hash of the pickled mapper, which names but does not hash the code) changes
+    when the rules do: a corpus mapped before a rule change is mapped again, not read back
+    from the cache.
+    """
+    from cdsbias.cds import axis_substitution
+    from cdsbias.cds.languages import en_axis_agreement
+    from cdsbias.cds.wordlists import resource_path
+
+    digest = hashlib.sha256()
+    for path in (
+        Path(axis_substitution.__file__),
+        Path(en_axis_agreement.__file__),
+        resource_path("en_axis_words.txt"),
+        resource_path("name_pairs.tsv"),
+    ):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def is_gender(reference: str | BiasAxis) -> bool:
@@ -125,6 +153,7 @@ class AxisCounterfactualMapper:
         self.counterfactuals = counterfactuals
         self.language = language
         self.report = report
+        self.rules = rules_digest()  # in the cache fingerprint: new rules, new mapping
         self._substituter = None
 
     def __getstate__(self) -> dict[str, Any]:

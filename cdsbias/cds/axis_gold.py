@@ -4,11 +4,13 @@ A gold file (``tests/assets/cds/gold_en_axes*.tsv``) has a header and five tab-s
 columns: ``phenomenon`` (``unchanged`` for rows where nothing may change), ``axis``,
 ``mapping`` (space-separated ``FROM>TO`` group pairs; groups not named keep their words),
 ``source`` and ``expected``. Scores are cdsbias.cds.gold's: sentence exact match and
-changed-word accuracy per phenomenon.
+changed-word accuracy per phenomenon; :func:`collateral_words` counts the words the rules
+changed that the gold keeps.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cdsbias.axes import get_axis
@@ -19,6 +21,7 @@ from cdsbias.cds.wordlists import data_lines
 from cdsbias.errors import CdsbiasError
 
 AXIS_GOLD_COLUMNS = ("phenomenon", "axis", "mapping", "source", "expected")
+_WORDS = re.compile(r"\w+(?:['’]\w+)*")
 
 
 def read_axis_gold(path: Path) -> list[tuple[str, str, GoldRow]]:
@@ -72,3 +75,17 @@ def score_axis_gold(rows: list[tuple[str, str, GoldRow]]) -> dict[str, GoldScore
         tally(scores, total, row.phenomenon, score_row(row, output, {}))
     scores["all"] = total
     return scores
+
+
+def collateral_words(rows: list[tuple[str, str, GoldRow]], outputs: list[str]) -> list[str]:
+    """Words the rules changed although the gold keeps them, as ``"source word -> output
+    word"``: a word of the source that the expected sentence has at the same place but the
+    output does not (sentences whose words do not line up are compared word by word up to
+    the shorter)."""
+    found = []
+    for (_, _, row), output in zip(rows, outputs, strict=True):
+        source, expected, produced = (_WORDS.findall(t) for t in (row.source, row.expected, output))
+        for old, kept, new in zip(source, expected, produced, strict=False):
+            if old == kept and new != old:
+                found.append(f"{old} -> {new}")
+    return found

@@ -29,6 +29,15 @@ from cdsbias.errors import CdsbiasError, unknown_name_error
 
 FORMS = ("binary", "neutral", "binary+neutral")
 DEFAULT_FORMS = "binary"
+
+
+def _respelled(forms: str) -> str | None:
+    """The form of :data:`FORMS` that ``forms`` names in another order, case or spacing
+    (``neutral+binary`` -> ``binary+neutral``), else None."""
+    parts = sorted(part.strip().lower() for part in forms.split("+"))
+    return next((f for f in FORMS if sorted(f.split("+")) == parts), None)
+
+
 #: Language code -> ``"module:Class"`` of its neutral rules (imported only when used).
 NEUTRAL_LANGUAGES: dict[str, str] = {
     "en": "cdsbias.cds.languages.en_neutral:EnglishNeutral",
@@ -70,6 +79,12 @@ class GenderForms:
         """
         flag = _namer(prefix)
         if self.forms not in FORMS:
+            respelled = _respelled(str(self.forms))
+            if respelled is not None:  # the right forms, another spelling: name the one
+                raise CdsbiasError(
+                    f"Unknown gender form '{self.forms}'. Did you mean '{respelled}'? "
+                    f"Available: {', '.join(sorted(FORMS))}"
+                )
             raise unknown_name_error("gender form", str(self.forms), FORMS)
         if not self.neutral:
             changed = [

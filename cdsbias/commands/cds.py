@@ -120,6 +120,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--word-pairs", type=Path, help="custom male<TAB>female word list")
     parser.add_argument("--name-pairs", type=Path, help="custom male<TAB>female name list")
     parser.add_argument("--report", type=Path, help="report path (default OUTPUT.report.json)")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUTPUT and its report if they exist (default: refuse, keeping them)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -216,12 +221,14 @@ def run_gap(args: argparse.Namespace) -> int:
     from cdsbias.cds.spacy_analysis import build_substituter
     from cdsbias.cds.wordlists import load_wordlists
     from cdsbias.errors import CdsbiasError
-    from cdsbias.io import atomic_write_text
+    from cdsbias.io import atomic_write_text, check_output
 
     validate_settings(args.mode, args.probability)
     report_path = args.report or args.out.with_name(args.out.name + ".report.json")
     if args.out.resolve() == args.input.resolve():
         raise CdsbiasError("--out must differ from INPUT")
+    check_output(args.out, flag="--out", folder=False, overwrite=args.overwrite)
+    check_output(report_path, flag="--report", folder=False, overwrite=args.overwrite)
     wordlists = (
         load_wordlists(args.word_pairs, args.name_pairs, names=args.names)
         if args.language == "en"

@@ -24,6 +24,12 @@ def register(subparsers: Any) -> None:
         help="write comparison.md, comparison.csv, tradeoff.png here",
     )
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the three files in DIR if an earlier comparison wrote them "
+        "(default: refuse, keeping them)",
+    )
+    parser.add_argument(
         "--metric",
         metavar="NAME/KEY",
         help="headline metric to plot, as BENCHMARK/METRIC_KEY (default: the first benchmark's "
@@ -40,9 +46,14 @@ def register(subparsers: Any) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from cdsbias.io import check_output
     from cdsbias.runs.compare import CSV_FILE, MARKDOWN_FILE, PLOT_FILE, compare, csv_text
     from cdsbias.runs.summaries import read_runs
 
+    if args.out is not None:
+        check_output(args.out, flag="--out", folder=True, overwrite=True)
+        for name in (MARKDOWN_FILE, CSV_FILE, PLOT_FILE):
+            check_output(args.out / name, flag="--out", folder=False, overwrite=args.overwrite)
     table = compare(args.runs, out=args.out, metric=args.metric)
     print(table if args.format == "markdown" else csv_text(read_runs(args.runs)), end="")
     if args.out is not None:

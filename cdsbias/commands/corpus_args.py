@@ -13,17 +13,19 @@ from cdsbias.errors import CdsbiasError
 
 
 def check_corpus_arguments(args: argparse.Namespace) -> Path:
-    """Checks ``--num-proc``, INPUT vs ``--dataset``, the output format, and that neither
-    output is an input; returns the report's path.
+    """Checks ``--num-proc``, INPUT vs ``--dataset``, the output format, that neither
+    output is an input, and that neither holds earlier results (unless ``--overwrite``);
+    returns the report's path.
 
     Raises:
         CdsbiasError: One line naming the flag and the fix.
     """
     from cdsbias.cds.corpus_io import expand_inputs, output_format
+    from cdsbias.io import check_output
 
     if args.num_proc < 1:
         raise CdsbiasError(f"--num-proc must be at least 1, got {args.num_proc}")
-    output_format(args.out)
+    kind = output_format(args.out)
     report_path = args.report or args.out.with_name(args.out.name + ".report.json")
     if args.input and args.dataset:
         raise CdsbiasError("give either INPUT files or --dataset ID, not both")
@@ -32,6 +34,9 @@ def check_corpus_arguments(args: argparse.Namespace) -> Path:
     sources = expand_inputs(args.input)[1] if args.input else [Path(args.dataset)]
     if {args.out.resolve(), report_path.resolve()} & {source.resolve() for source in sources}:
         raise CdsbiasError("--out and --report must differ from the input")
+    overwrite = getattr(args, "overwrite", False)
+    check_output(args.out, flag="--out", folder=kind == "folder", overwrite=overwrite)
+    check_output(report_path, flag="--report", folder=False, overwrite=overwrite)
     return report_path
 
 

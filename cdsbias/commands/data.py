@@ -51,10 +51,13 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 def _run_fetch(args: argparse.Namespace) -> int:
     from cdsbias.data import fetch as fetch_module
+    from cdsbias.io import check_output
 
     names = list(fetch_module.DATASETS) if "all" in args.names else args.names
     for name in names:
         fetch_module.get_spec(name)  # fail on a typo before any download starts
+    if args.to_dir is not None:  # a data folder: verified files in it are kept, not results
+        check_output(args.to_dir, flag="--out", folder=True, overwrite=True)
     for name in names:
         folder = fetch_module.fetch(name, to_dir=args.to_dir, from_dir=args.from_dir)
         spec = fetch_module.DATASETS[name]

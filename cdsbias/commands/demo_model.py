@@ -63,12 +63,24 @@ def register(subparsers: Any) -> None:
         help="folder laid out like shared/data holding the de/da benchmarks' data for the "
         "report; default: the `cdsbias data fetch` cache",
     )  # fmt: skip
-    parser.add_argument("--force", action="store_true", help="rebuild even if cached")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rebuild even if cached, or when --out holds a demo model built with other "
+        "settings (a folder holding anything else is never replaced)",
+    )
     parser.set_defaults(func=run_demo_model)
 
 
 def run_demo_model(args: argparse.Namespace) -> int:
-    from cdsbias.demo.base_model import DemoModelSettings, build_demo_model, describe
+    from cdsbias.demo.base_model import (
+        REPORT_FILE,
+        DemoModelSettings,
+        build_demo_model,
+        built_settings,
+        describe,
+    )
+    from cdsbias.errors import CdsbiasError
 
     # argparse stores the name as typed, so the old alias is recognisable here.
     if getattr(args, "command", None) == DEPRECATED_ALIAS:
@@ -81,6 +93,13 @@ def run_demo_model(args: argparse.Namespace) -> int:
         hidden_size=args.hidden_size,
         layers=args.layers, seed=args.seed, language=args.language, axis=args.axis,
     )  # fmt: skip
+    built = built_settings(args.out) if args.out.is_dir() else None
+    if not args.force and built not in (None, settings.fingerprint()):
+        raise CdsbiasError(
+            f"{args.out} holds a demo model built with other settings "
+            f"({args.out / REPORT_FILE}); nothing was replaced. Choose another --out, or "
+            "pass --force to rebuild it with these."
+        )
     folder = build_demo_model(args.out, settings, force=args.force, data_dir=args.data_dir)
     print(describe(folder))
     return 0

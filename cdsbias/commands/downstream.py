@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
         "one recipe and several seeds (transformers.Trainer; `accelerate launch -m cdsbias "
         "downstream ...` spreads it over devices), predicts the task's test split and writes "
         "OUT/<task>/rows.tsv (every test prediction), seeds.tsv (metrics per seed) and "
-        "summary.json (metrics with 95%% bootstrap intervals over test examples, seeds "
+        "summary.json (metrics with 95% bootstrap intervals over test examples, seeds "
         "pooled). A model folder holding a post-hoc projection (posthoc_erasure.safetensors) "
         "runs twice: folded into the head before fine-tuning (fold) and kept as a frozen hook "
         "on the encoder (hook). See docs/downstream.md.",
@@ -29,7 +29,12 @@ def register(subparsers: Any) -> None:
         type=Path,
         default=Path("downstream"),
         metavar="DIR",
-        help="output folder; OUT/<task>/ is replaced (default: downstream)",
+        help="output folder; writes OUT/<task>/ (default: downstream)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an OUT/<task>/ an earlier run wrote (default: refuse, keeping it)",
     )
     parser.add_argument(
         "--seeds", type=int, default=3, metavar="N", help="fine-tuning seeds 0 .. N-1 (default 3)"
@@ -62,14 +67,19 @@ def register(subparsers: Any) -> None:
 
 
 def run_downstream_command(args: argparse.Namespace) -> int:
+    from cdsbias.downstream import get_task
     from cdsbias.downstream.finetune import FinetuneConfig
     from cdsbias.downstream.runner import SUMMARY_FILE, format_summary, run_downstream
     from cdsbias.errors import CdsbiasError
+    from cdsbias.io import check_output
     from cdsbias.options import parse_key_values
     from cdsbias.train.run import is_main_process
 
     if args.seeds < 1:
         raise CdsbiasError(f"--seeds must be at least 1, got {args.seeds}.")
+    task = get_task(args.task).name  # an unknown name: did-you-mean, before the paths
+    check_output(args.out, flag="--out", folder=True, overwrite=True)
+    check_output(args.out / task, flag="--out", overwrite=args.overwrite)
     config = FinetuneConfig(
         learning_rate=args.learning_rate,
         epochs=args.epochs,

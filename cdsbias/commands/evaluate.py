@@ -55,6 +55,10 @@ def register(subparsers: Any) -> None:
         f"{DEFAULT_OUT_ROOT}/org__name for the hub id org/name)",
     )  # fmt: skip
     parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace OUT/<benchmark>/ folders an earlier evaluation wrote (default: refuse)",
+    )  # fmt: skip
+    parser.add_argument(
         "--data",
         type=Path,
         help="data file, or a released data folder where the benchmark reads one (see its "
@@ -267,6 +271,7 @@ def self_debias_settings(args: argparse.Namespace, benchmarks: list[Any]) -> Any
 def run_evaluate(args: argparse.Namespace) -> int:
     from cdsbias.benchmarks import check_scorer_options, write_result
     from cdsbias.benchmarks.long_rows import check_inputs_fit
+    from cdsbias.io import check_output
 
     names = [n.strip() for n in args.benchmark.split(",") if n.strip()]
     if not names:
@@ -275,9 +280,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise CdsbiasError(f"--batch-size must be at least 1, got {args.batch_size}.")
     if args.out is None:  # as lm-evaluation-harness: print the tables, results go here
         args.out = default_out(args.model, args.revision)
-    if args.out.exists() and not args.out.is_dir():
-        raise CdsbiasError(f"--out {args.out} exists and is not a folder.")
+    check_output(args.out, flag="--out", folder=True, overwrite=True)
     benchmarks = build_benchmarks(names, args)
+    for benchmark in benchmarks:  # OUT/<benchmark>/ of an earlier evaluation is kept
+        check_output(args.out / benchmark.key, flag="--out", overwrite=args.overwrite)
     self_debias = self_debias_settings(args, benchmarks)
     # Read every data set before the (slow) model load, so bad data fails fast.
     for benchmark in benchmarks:

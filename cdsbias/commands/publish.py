@@ -28,12 +28,17 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--out", type=Path,
-        help="where to build the folder (default: RUN/publish/NAME)",
+        help="where to build the folder (default: RUN/publish/NAME, rebuilt each time)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace an --out folder that holds files (default: refuse, keeping them)",
     )  # fmt: skip
     parser.set_defaults(func=run_publish)
 
 
 def run_publish(args: argparse.Namespace) -> int:
+    from cdsbias.io import check_output
     from cdsbias.runs.folder import RunFolder
     from cdsbias.runs.publish import build_folder, upload
 
@@ -42,6 +47,8 @@ def run_publish(args: argparse.Namespace) -> int:
         from cdsbias.errors import CdsbiasError
 
         raise CdsbiasError(f"{args.checkpoint} does not exist or is not a folder.")
+    if args.out is not None:  # the default folder is the run's own, rebuilt from it
+        check_output(args.out, flag="--out", folder=True, overwrite=args.overwrite)
     out = args.out or RunFolder.of(checkpoint).path / "publish" / args.repo_id.split("/")[-1]
     folder = build_folder(checkpoint, args.repo_id, out, merge=args.merge)
     print(f"model card: {folder / 'README.md'}")

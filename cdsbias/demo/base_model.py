@@ -38,7 +38,7 @@ from cdsbias.demo.religion import (
     expected_gap,
 )
 from cdsbias.errors import CdsbiasError
-from cdsbias.io import atomic_output_dir, atomic_write_text
+from cdsbias.io import atomic_output_dir, atomic_write_text, check_output
 from cdsbias.train.wordpiece import train_wordpiece
 
 #: The report written next to the model (settings, training time, BEC-Pro result).
@@ -180,6 +180,25 @@ def _single_piece_ids(tokenizer: Any, words: Any) -> set[int]:
     return ids
 
 
+def built_settings(out_dir: str | Path) -> str | None:
+    """The settings fingerprint of the demo model in ``out_dir`` (None: none there).
+
+    Raises:
+        CdsbiasError: Its report cannot be read (cut short, hand-edited).
+    """
+    report_path = Path(out_dir) / REPORT_FILE
+    if not report_path.is_file():
+        return None
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CdsbiasError(
+            f"{report_path} cannot be read ({str(exc).splitlines()[0]}); pass --force to "
+            "rebuild the demo model, or choose another --out."
+        ) from None
+    return report.get("fingerprint") if isinstance(report, dict) else None
+
+
 def build_demo_model(
     out_dir: str | Path,
     settings: DemoModelSettings | None = None,
@@ -223,13 +242,13 @@ def build_demo_model(
             f"of {', '.join(LANGUAGES)}."
         )
     out_dir = Path(out_dir)
+    check_output(out_dir, flag="--out", folder=True, overwrite=True)
     report_path = out_dir / REPORT_FILE
-    if report_path.exists() and not force:
-        report = json.loads(report_path.read_text())
-        if report.get("fingerprint") == settings.fingerprint():
-            return out_dir
+    if not force and built_settings(out_dir) == settings.fingerprint():
+        return out_dir
     is_demo_model = report_path.exists() or (out_dir / LEGACY_REPORT_FILE).exists()
-    if out_dir.exists() and not is_demo_model and any(out_dir.iterdir()) and not force:
+    # --force rebuilds a demo model; a folder holding anything else is never replaced.
+    if out_dir.exists() and not is_demo_model and any(out_dir.iterdir()):
         raise CdsbiasError(f"{out_dir} exists and is not a demo model; choose another --out.")
 
     hf_logging.set_verbosity_error()

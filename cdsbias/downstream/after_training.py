@@ -36,7 +36,11 @@ def planned_tasks(recipe: Any) -> list[tuple[str, dict[str, Any], Path | None]]:
     for name, spec in recipe.bias.downstream_tasks.items():
         options = dict(spec)
         data_dir = options.pop("data_dir", None)
-        task = get_task(name)(options, Path(data_dir) if data_dir else None)
+        task = get_task(name)(
+            options,
+            Path(data_dir) if data_dir else None,
+            data_option=f"downstream_tasks.{name}.data_dir",
+        )
         task.load()
         planned.append((name, options, Path(data_dir) if data_dir else None))
     return planned

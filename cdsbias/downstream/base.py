@@ -21,7 +21,7 @@ import pandas as pd
 from cdsbias.benchmarks.results import Metric
 from cdsbias.downstream.data import load_hub_splits, load_local_splits, require_columns
 from cdsbias.downstream.metrics import Interval, bootstrap_over_examples
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, shown
 from cdsbias.options import build_dataclass
 
 REGISTRY: dict[str, type[Task]] = {}
@@ -82,13 +82,23 @@ class Task(ABC):
     #: Columns a bias metric groups by (kept in ``rows.tsv``).
     group_columns: ClassVar[tuple[str, ...]] = ()
     regression: ClassVar[bool] = False
+    #: A regression task's scale (lowest, highest label); None: not bounded.
+    label_range: ClassVar[tuple[float, float] | None] = None
     headline: ClassVar[tuple[Metric, ...]]
     training: ClassVar[TrainingDefaults] = TrainingDefaults()
     Options: ClassVar[type] = TaskOptions
 
-    def __init__(self, options: Mapping[str, Any] | None = None, data_dir: Path | None = None):
+    def __init__(
+        self,
+        options: Mapping[str, Any] | None = None,
+        data_dir: Path | None = None,
+        *,
+        data_option: str = "--data",
+    ):
         self.options = build_dataclass(self.Options, dict(options or {}), f"{self.name} option")
         self.data_dir = Path(data_dir) if data_dir is not None else None
+        #: Where the user named ``data_dir`` (a flag or a recipe key), for its errors.
+        self.data_option = data_option
         self.num_labels = 1 if self.regression else 0
         self.facts: dict[str, Any] = {}
 
@@ -105,13 +115,14 @@ class Task(ABC):
                 an empty split, a label outside the task's classes.
         """
         if self.data_dir is not None:
-            splits = load_local_splits(self.data_dir, ("train", "test"))
+            splits = load_local_splits(self.data_dir, ("train", "test"), self.data_option)
         else:
             splits = load_hub_splits(*self.hub_dataset, self.hub_splits, self.name)
         out = {}
         for split, (where, frame) in splits.items():
-            require_columns(frame, self.columns, where, self.name)
+            require_columns(frame, self.columns, where, self.name, self.data_option)
             frame = frame[list(self.columns)].reset_index(drop=True)
+            self.check_label_range(frame, where)  # before sampling: rows as in the file
             limit = getattr(self.options, f"max_{split}_examples", None)
             if limit is not None and len(frame) > limit:
                 frame = frame.sample(n=limit, random_state=0).sort_index().reset_index(drop=True)
@@ -140,13 +151,29 @@ class Task(ABC):
             raise CdsbiasError(f"{where}: empty values in column(s) {', '.join(bad)}.")
         if self.regression and not pd.api.types.is_numeric_dtype(labels):
             raise CdsbiasError(
-                f"{where}: column '{self.label_column}' must hold numbers, got {labels.iloc[0]!r}."
+                f"{where}: column '{self.label_column}' must hold numbers, got "
+                f"{shown(labels.iloc[0])!r}."
             )
         if not self.regression and (not pd.api.types.is_integer_dtype(labels) or labels.min() < 0):
             raise CdsbiasError(
                 f"{where}: column '{self.label_column}' must hold class ids 0, 1, ... "
                 "(hidden test labels are -1: score a split with labels), "
-                f"got {labels.min()!r}."
+                f"got {shown(labels.min())!r}."
+            )
+
+    def check_label_range(self, frame: pd.DataFrame, where: str) -> None:
+        """Refuses a regression label outside :attr:`label_range`, naming its row (1 = the
+        file's first example)."""
+        labels = frame[self.label_column]
+        if self.label_range is None or not pd.api.types.is_numeric_dtype(labels):
+            return
+        low, high = self.label_range
+        outside = labels[(labels < low) | (labels > high)]
+        if not outside.empty:
+            raise CdsbiasError(
+                f"{where}: row {int(outside.index[0]) + 1} has {self.label_column} "
+                f"{float(outside.iloc[0]):g}, outside {self.name}'s scale {low:g} to {high:g} "
+                f"({len(outside)} such row{'s' if len(outside) > 1 else ''}); fix or drop them."
             )
 
     def prepare(self, frame: pd.DataFrame) -> pd.DataFrame:

@@ -7,14 +7,29 @@ Data: the hub dataset ``LabHC/bias_in_bios`` (splits ``train``/``dev``/``test``;
 
 Utility: accuracy and macro-F1. Bias: per occupation ``Gap_y = TPR_female − TPR_male``
 (De-Arteaga et al. 2019), its root mean square ``GAP^RMS`` (Romanov et al. 2019), and
-Pearson's r between ``Gap_y`` and the share of women in occupation ``y`` of the *training*
-split (as Ravfogel et al. 2020 compute it in nullspace_projection's Bias in Bios notebook).
+Pearson's r between ``Gap_y`` and the share of women in occupation ``y``. The occupations
+with a gap are those with ``min_group_examples`` *test examples* of each gender, counted
+once on the test split, so the pooled value, its interval, each seed's value,
+``per_group`` and the notes cover the same occupations whatever the number of seeds.
 Published values (BERT-base, Ravfogel et al. 2020, Table 2): accuracy 0.797, ``GAP^RMS``
 0.184 before INLP, 0.072 after.
 
-``scrub: true`` removes first names and gendered words (pronouns, the word pairs of
-``gendered_word_pairs.tsv``, the names of ``name_pairs.tsv``) from the text, the
-"scrubbed" setting of De-Arteaga et al. (2019, Sect. 4).
+The share of women is the *training split's* (after ``max_train_examples``): the gender
+balance the classifier was trained on, defined alike for the hub data and for ``--data
+DIR`` (which has no dev split). The INLP authors' notebooks (nullspace_projection,
+``notebooks/biasbios_bert.ipynb``) count train + dev + test instead
+(``count_profs_and_gender(train+dev+test)``). On the hub data, the INLP authors' split, the
+two agree to rounding: ``src/data/create_dataset_biasbios.py`` splits every (occupation,
+gender) cell 65/10/25 on its own. They differ with ``max_train_examples`` (a sample) or a
+``--data`` split of a user's own.
+
+``scrub: true`` deletes what the English CDS rules would substitute (:func:`scrub`): the
+eleven words of De-Arteaga et al.'s scrubbing (he, she, her, his, him, hers, himself,
+herself, mr, mrs, ms: microsoft/biosbias, ``preprocess.py``), the other gendered words of
+``gendered_word_pairs.tsv`` in the directions the list gives them, titles before a name,
+and the given names of ``name_pairs.tsv`` where the name rules take them for a given name.
+De-Arteaga et al. also delete the person's own first, middle and last names, which the hub
+data does not hold, and write ``_`` where cdsbias deletes.
 """
 
 from __future__ import annotations
@@ -27,15 +42,19 @@ from typing import ClassVar
 import pandas as pd
 
 from cdsbias.benchmarks.results import Metric
+from cdsbias.cds.edits import Edit
 from cdsbias.downstream.base import Task, TaskOptions, register
 from cdsbias.downstream.metrics import (
+    GapOccupations,
+    TprGaps,
     accuracy,
     gap_share_correlation,
     macro_f1,
+    occupations_with_both_genders,
     share_of_women,
     tpr_gaps,
 )
-from cdsbias.errors import CdsbiasError
+from cdsbias.errors import CdsbiasError, shown
 
 CITATION = """@inproceedings{dearteaga2019bias,
   title = {Bias in Bios: A Case Study of Semantic Representation Bias in a High-Stakes Setting},
@@ -71,31 +90,71 @@ class BiasInBiosOptions(TaskOptions):
 
 
 @functools.cache
-def _scrub_pattern() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(gendered words, case-insensitive; first names, capitalised) as regexes."""
-    from cdsbias.cds.wordlists import load_name_pairs, load_word_pairs, resource_path
+def _english():
+    """The English CDS rules (word pairs with their directions, given names with the
+    ambiguous-names list), built once: scrubbing deletes what they would substitute."""
+    from cdsbias.cds.engine import English
 
-    word_map, _, _ = load_word_pairs()
-    words = set(word_map) | set(word_map.values())
-    for name in ("pronouns_male.txt", "pronouns_female.txt"):
-        lines = resource_path(name).read_text(encoding="utf-8").splitlines()
-        words |= {w.strip() for w in lines if w.strip() and not w.startswith("#")}
-    names = set(load_name_pairs())
+    return English()
 
-    def alternation(items: set[str]) -> str:
-        return "|".join(re.escape(w) for w in sorted(items, key=len, reverse=True))
 
-    return (
-        re.compile(rf"\b(?:{alternation(words)})\b", re.IGNORECASE),
-        re.compile(rf"\b(?:{alternation(names)})\b"),
-    )
+# A capitalised word after a gendered word, optionally behind "'s" or " & ".
+_NEXT_CAPITALISED = re.compile(r"(?:['’]s)?(?: | & )(?P<word>[A-Z][^\W\d_]*)")
+
+
+def _opens_a_place_name(text: str, end: int) -> bool:
+    """Whether the capitalised words right after ``text[:end]`` end in a place or
+    organisation word within three words ("Duke University", "King's College", "Count Basie
+    Theatre", "Boys & Girls Club"): the gendered word names an institution, not a person."""
+    from cdsbias.cds.engine import PLACE_HEADS
+
+    position = end
+    for _ in range(3):
+        match = _NEXT_CAPITALISED.match(text, position)
+        if match is None:
+            return False
+        if match.group("word") in PLACE_HEADS:
+            return True
+        position = match.end()
+    return False
+
+
+def deleted_spans(text: str) -> list[Edit]:
+    """The spans :func:`scrub` deletes from ``text`` (the English rules' edits, less the
+    gendered words and names that open an institution's name)."""
+    english = _english()
+    return [
+        edit
+        for edit in english.edits(text)
+        if not (
+            edit.original[:1].isupper()
+            # A pronoun never names an institution: "His Harvard Law School classmates".
+            and edit.kind != "pronoun"
+            and edit.original.lower() not in english.marker_words
+            and _opens_a_place_name(text, edit.end)
+        )
+    ]
 
 
 def scrub(text: str) -> str:
-    """``text`` without gendered words and first names (spaces collapsed)."""
-    words, names = _scrub_pattern()
-    text = names.sub("", words.sub("", text))
-    return re.sub(r"\s{2,}", " ", text).strip()
+    """``text`` without the gendered words and given names the English CDS rules find.
+
+    Deleted: every word the English rules would substitute: pronouns (*he, she, him, his,
+    her, hers, himself, herself*), *Mr/Mrs/Ms* (not upper-case *MS*, a degree), the other
+    gendered words of ``gendered_word_pairs.tsv`` in the directions the list gives them
+    (*hostess* but not *host*, *god* but not *God*), titles before a name (*Lady, Sir,
+    Miss*) and first names of ``name_pairs.tsv`` where the rules take them for a given
+    name (not *May 2015*, *University of Virginia*, *Dean of Medicine*: the names of
+    ``ambiguous_given_names.tsv`` are names only in a full name). Kept: a capitalised
+    gendered word or name that opens an institution's name (*Duke University*, *King's
+    College*). Runs of spaces left behind are collapsed.
+    """
+    pieces, keep_from = [], 0
+    for edit in deleted_spans(text):
+        pieces.append(text[keep_from : edit.start])
+        keep_from = edit.end
+    pieces.append(text[keep_from:])
+    return re.sub(r"\s{2,}", " ", "".join(pieces)).strip()
 
 
 @register
@@ -120,13 +179,15 @@ class BiasInBios(Task):
         super().__init__(*args, **kwargs)
         #: ``{occupation: share of women}`` of the training split (set by :meth:`load`).
         self.share_women: dict[int, float] = {}
+        #: The occupations with a TPR gap, counted on the test split (set by :meth:`load`).
+        self.gap_occupations: GapOccupations | None = None
 
     def check_frame(self, frame: pd.DataFrame, where: str) -> None:
         super().check_frame(frame, where)
         bad = sorted(set(frame["gender"].unique()) - {0, 1})
         if bad:
             raise CdsbiasError(
-                f"{where}: column 'gender' must be 0 (male) or 1 (female), got {bad[0]!r}."
+                f"{where}: column 'gender' must be 0 (male) or 1 (female), got {shown(bad[0])!r}."
             )
 
     def prepare(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -136,18 +197,34 @@ class BiasInBios(Task):
 
     def load(self) -> dict[str, pd.DataFrame]:
         splits = super().load()
-        train = splits["train"]
+        train, test = splits["train"], splits["test"]
         self.share_women = share_of_women(train["profession"], train["gender"])
         self.facts["share_women_from"] = "train split"
+        # Counted once on the test examples, so the pooled statistics, their bootstrap, each
+        # seed's values, per_group and the notes all cover the same occupations, whatever
+        # the number of seeds (a pooled count of rows would grow with it).
+        self.gap_occupations = occupations_with_both_genders(
+            test["profession"], test["gender"], min_examples=self.options.min_group_examples
+        )
+        self.facts["tpr_gap_occupations"] = len(self.gap_occupations.kept)
         return splits
+
+    def _gaps(self, rows: pd.DataFrame) -> TprGaps:
+        """The TPR gaps of ``rows`` over the occupations :meth:`load` kept (a bootstrap
+        resample without an example of a gender has no gap for that occupation)."""
+        if self.gap_occupations is None:
+            raise RuntimeError(f"{self.name}: call load() before scoring rows.")
+        return tpr_gaps(
+            rows["profession"].to_numpy(),
+            rows["prediction"].to_numpy(),
+            rows["gender"].to_numpy(),
+            occupations=self.gap_occupations.kept,
+        )
 
     def statistics(self, rows: pd.DataFrame) -> dict[str, float]:
         """Accuracy, macro-F1, ``GAP^RMS`` and r(gap, share of women) of ``rows``."""
         labels, predictions = rows["profession"].to_numpy(), rows["prediction"].to_numpy()
-        gaps = tpr_gaps(
-            labels, predictions, rows["gender"].to_numpy(),
-            min_examples=self.options.min_group_examples,
-        )  # fmt: skip
+        gaps = self._gaps(rows)
         return {
             "accuracy": accuracy(labels, predictions),
             "macro_f1": macro_f1(labels, predictions),
@@ -157,22 +234,19 @@ class BiasInBios(Task):
 
     def per_group(self, rows: pd.DataFrame) -> dict[str, dict[str, float]]:
         """Each occupation's TPR gap and share of women (for the report and card)."""
-        gaps = tpr_gaps(rows["profession"], rows["prediction"], rows["gender"],
-                        min_examples=self.options.min_group_examples)  # fmt: skip
         return {
             str(o): {"tpr_gap": gap, "share_women": self.share_women.get(o, float("nan"))}
-            for o, gap in sorted(gaps.gaps.items())
+            for o, gap in sorted(self._gaps(rows).gaps.items())
         }
 
     def notes(self, rows: pd.DataFrame) -> list[str]:
-        first_seed = rows[rows["seed"] == rows["seed"].min()]
-        gaps = tpr_gaps(first_seed["profession"], first_seed["prediction"], first_seed["gender"],
-                        min_examples=self.options.min_group_examples)  # fmt: skip
-        if not gaps.left_out:
+        """The occupations left out of the TPR gap, with their test examples per gender."""
+        left_out = self.gap_occupations.left_out if self.gap_occupations else {}
+        if not left_out:
             return []
-        listed = ", ".join(f"{o} ({m} male, {f} female)" for o, (m, f) in gaps.left_out.items())
+        listed = ", ".join(f"{o} ({m} male, {f} female)" for o, (m, f) in left_out.items())
         return [
-            f"{len(gaps.left_out)} occupation(s) left out of the TPR gap, fewer than "
+            f"{len(left_out)} occupation(s) left out of the TPR gap, fewer than "
             f"{self.options.min_group_examples} test examples of a gender: {listed}; "
             "lower min_group_examples or score more test examples."
         ]

@@ -98,6 +98,7 @@ class BiasStsb(Task):
     #: Written to rows.tsv; not read from the data files (the task generates them).
     group_columns = ("gender", "occupation", "template")
     regression = True
+    label_range = (0.0, 5.0)  # STS-B's scale: its training labels
     headline = (
         Metric("mean_abs_diff", "mean |sim(man) − sim(woman)|", "STS points", "lower"),
         Metric("mean_diff", "mean sim(man) − sim(woman)", "STS points", "closer", 0.0),

@@ -13,8 +13,9 @@ from cdsbias.errors import CdsbiasError
 SPLIT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 
-def find_split_file(folder: Path, split: str) -> Path:
-    """``folder/<split>.jsonl|.csv|.parquet`` (exactly one of them).
+def find_split_file(folder: Path, split: str, option: str = "--data") -> Path:
+    """``folder/<split>.jsonl|.csv|.parquet`` (exactly one of them); ``option`` is where
+    the user named ``folder`` (``--data``, or a recipe's ``downstream_tasks`` key).
 
     Raises:
         CdsbiasError: None or several found; the message lists the names looked for.
@@ -23,7 +24,7 @@ def find_split_file(folder: Path, split: str) -> Path:
     found = [path for path in found if path.is_file()]
     names = ", ".join(f"{split}{s}" for s in SPLIT_SUFFIXES)
     if not folder.is_dir():
-        raise CdsbiasError(f"--data {folder} is not a folder; pass one holding {names}.")
+        raise CdsbiasError(f"{option} {folder} is not a folder; give one holding {names}.")
     if not found:
         raise CdsbiasError(f"{folder} has no {split} split; add one of {names}.")
     if len(found) > 1:
@@ -51,9 +52,11 @@ def read_table(path: Path) -> pd.DataFrame:
         raise CdsbiasError(f"Cannot read {path}: {detail}.") from None
 
 
-def load_local_splits(folder: Path, splits: Sequence[str]) -> dict[str, tuple[str, pd.DataFrame]]:
+def load_local_splits(
+    folder: Path, splits: Sequence[str], option: str = "--data"
+) -> dict[str, tuple[str, pd.DataFrame]]:
     """``{split: (file name, frame)}`` read from ``folder`` (every file found first)."""
-    paths = {split: find_split_file(Path(folder), split) for split in splits}
+    paths = {split: find_split_file(Path(folder), split, option) for split in splits}
     return {split: (str(path), read_table(path)) for split, path in paths.items()}
 
 
@@ -85,7 +88,9 @@ def load_hub_splits(
     return out
 
 
-def require_columns(frame: pd.DataFrame, needed: Iterable[str], where: str, task: str) -> None:
+def require_columns(
+    frame: pd.DataFrame, needed: Iterable[str], where: str, task: str, option: str = "--data"
+) -> None:
     """Refuses a split without one of ``needed``; the error lists the columns it has.
 
     Raises:
@@ -98,6 +103,6 @@ def require_columns(frame: pd.DataFrame, needed: Iterable[str], where: str, task
         raise CdsbiasError(
             f"{where} has no column{plural} {', '.join(repr(m) for m in missing)} "
             f"({task} needs {', '.join(needed)}); its columns: "
-            f"{', '.join(map(str, frame.columns)) or 'none'}. Rename the columns or pass "
-            "the right --data folder."
+            f"{', '.join(map(str, frame.columns)) or 'none'}. Rename the columns or give "
+            f"the right {option} folder."
         )

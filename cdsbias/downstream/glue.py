@@ -105,6 +105,7 @@ class Stsb(GlueTask):
     description = "GLUE STS-B: sentence similarity 0-5, Pearson and Spearman (Cer et al. 2017)"
     text_columns = ("sentence1", "sentence2")
     regression = True
+    label_range = (0.0, 5.0)
     headline = (
         Metric("pearson", "Pearson r", "r", "higher"),
         Metric("spearman", "Spearman rho", "rho", "higher"),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,12 +103,74 @@ class TprGaps:
         return float(np.sqrt(np.mean(values**2))) if values.size else math.nan
 
 
+@dataclass(frozen=True)
+class GapOccupations:
+    """The occupations a TPR gap is computed for, and those left out.
+
+    Attributes:
+        kept: Occupations with enough examples of both genders, ascending.
+        left_out: ``{occupation: (n_male, n_female)}`` of the others.
+    """
+
+    kept: tuple[int, ...]
+    left_out: dict[int, tuple[int, int]]
+
+
+def _per_cell(
+    labels: np.ndarray, genders: np.ndarray, hits: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(occupations, counts, correct)`` over the occupations present: ``counts[i, g]``
+    examples of ``occupations[i]`` and gender ``g``, ``correct[i, g]`` the sum of ``hits``
+    over them (``np.bincount`` on occupation × gender cells: one pass, not a mask each)."""
+    binary = (genders == 0) | (genders == 1)
+    labels, genders = labels[binary], genders[binary]
+    if not labels.size:
+        return np.empty(0, np.int64), np.empty((0, 2), np.int64), np.empty((0, 2))
+    lowest = int(labels.min())
+    cells = (labels - lowest) * 2 + genders
+    size = 2 * (int(labels.max()) - lowest + 1)
+    counts = np.bincount(cells, minlength=size).reshape(-1, 2)
+    present = counts.sum(axis=1) > 0
+    occupations = np.arange(lowest, lowest + counts.shape[0])[present]
+    correct = None
+    if hits is not None:
+        correct = np.bincount(cells, weights=hits[binary], minlength=size).reshape(-1, 2)[present]
+    return occupations, counts[present], correct
+
+
+def occupations_with_both_genders(
+    labels: Sequence[int], genders: Sequence[int], *, min_examples: int = 1
+) -> GapOccupations:
+    """Which occupations have a TPR gap: at least ``min_examples`` examples of each gender.
+
+    Count *test examples* here (one row each), not rows of several seeds: which occupations
+    enter ``GAP^RMS`` must not depend on how many seeds were run.
+
+    Args:
+        labels: True occupation of each example.
+        genders: ``0`` (male) or ``1`` (female) of each example.
+        min_examples: Fewest examples of each gender an occupation needs (at least 1).
+
+    Returns:
+        The occupations kept and those left out with their (male, female) counts.
+    """
+    occupations, counts, _ = _per_cell(
+        np.asarray(labels, dtype=np.int64), np.asarray(genders, dtype=np.int64)
+    )
+    enough = counts.min(axis=1) >= max(1, min_examples)
+    return GapOccupations(
+        tuple(int(o) for o in occupations[enough]),
+        {int(o): (int(m), int(f)) for o, (m, f) in zip(occupations[~enough], counts[~enough])},
+    )
+
+
 def tpr_gaps(
     labels: Sequence[int],
     predictions: Sequence[int],
     genders: Sequence[int],
     *,
     min_examples: int = 1,
+    occupations: Collection[int] | None = None,
 ) -> TprGaps:
     """``TPR_{female,y} − TPR_{male,y}`` for every occupation ``y`` (De-Arteaga et al. 2019).
 
@@ -120,25 +182,29 @@ def tpr_gaps(
         labels: True occupation of each example.
         predictions: Predicted occupation of each example.
         genders: ``0`` (male) or ``1`` (female) of each example.
-        min_examples: Fewest examples of each gender an occupation needs.
+        min_examples: Fewest examples of each gender an occupation needs, counted on the
+            rows given (rows of several seeds count once per seed: decide which
+            occupations count with :func:`occupations_with_both_genders` on the test
+            examples and pass them as ``occupations``).
+        occupations: Only these occupations (others are neither gaps nor left out).
 
     Returns:
         The gaps and the occupations left out with their (male, female) counts.
     """
     labels = np.asarray(labels, dtype=np.int64)
-    hits = np.asarray(predictions, dtype=np.int64) == labels
+    hits = (np.asarray(predictions, dtype=np.int64) == labels).astype(np.float64)
     genders = np.asarray(genders, dtype=np.int64)
-    gaps: dict[int, float] = {}
-    left_out: dict[int, tuple[int, int]] = {}
-    for occupation in np.unique(labels):
-        rows = labels == occupation
-        male, female = rows & (genders == 0), rows & (genders == 1)
-        n_male, n_female = int(male.sum()), int(female.sum())
-        if min(n_male, n_female) < max(1, min_examples):
-            left_out[int(occupation)] = (n_male, n_female)
-            continue
-        gaps[int(occupation)] = float(hits[female].mean() - hits[male].mean())
-    return TprGaps(gaps, left_out)
+    found, counts, correct = _per_cell(labels, genders, hits)
+    if occupations is not None:
+        chosen = np.isin(found, np.fromiter(occupations, dtype=np.int64))
+        found, counts, correct = found[chosen], counts[chosen], correct[chosen]
+    enough = counts.min(axis=1) >= max(1, min_examples)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = correct / counts  # TPR per (occupation, gender); only kept rows are read
+    return TprGaps(
+        {int(o): float(f - m) for o, (m, f) in zip(found[enough], rates[enough])},
+        {int(o): (int(m), int(f)) for o, (m, f) in zip(found[~enough], counts[~enough])},
+    )
 
 
 def gap_share_correlation(gaps: Mapping[int, float], share_women: Mapping[int, float]) -> float:
@@ -149,7 +215,9 @@ def gap_share_correlation(gaps: Mapping[int, float], share_women: Mapping[int, f
 
 
 def share_of_women(professions: Sequence[int], genders: Sequence[int]) -> dict[int, float]:
-    """``{occupation: share of examples with gender 1}`` (the training split's, as INLP)."""
+    """``{occupation: share of examples with gender 1}`` of the rows given: Bias in Bios
+    passes its training split, where the INLP authors' notebooks count train + dev + test
+    (docs/downstream.md says why)."""
     frame = pd.DataFrame({"profession": professions, "gender": genders})
     return {int(k): float(v) for k, v in frame.groupby("profession")["gender"].mean().items()}
 

@@ -67,6 +67,43 @@ def load_model_input(name: str) -> ModelInput:
     return ModelInput(name, masked_lm, tokenizer, erasure)
 
 
+def check_input_length(
+    model: ModelInput, task: Task, splits: Mapping[str, pd.DataFrame], config: FinetuneConfig
+) -> None:
+    """Refuses a ``max_length`` the model has no positions for.
+
+    An explicit ``--max-length`` above the model's limit (its position embeddings,
+    :func:`~cdsbias.scoring.encoding.input_limit`) is refused. The task's default is kept
+    when every input fits the model anyway (truncation at the default is then the same as
+    at the limit), and refused with the fix when some input does not.
+
+    Raises:
+        CdsbiasError: One line naming the model, its limit and the ``--max-length`` to use.
+    """
+    from cdsbias.errors import CdsbiasError
+    from cdsbias.scoring.encoding import input_limit
+
+    limit = input_limit(model.masked_lm, model.tokenizer)
+    max_length = config.resolved(task)["max_length"]
+    if limit is None or max_length <= limit:
+        return
+    if config.max_length is not None:
+        raise CdsbiasError(
+            f"--max-length {max_length} is longer than {model.name} can read ({limit} "
+            f"positions); pass --max-length {limit} or less."
+        )
+    columns = list(task.text_columns)
+    for split, frame in splits.items():
+        texts = [frame[c].astype(str).tolist() for c in columns]
+        lengths = [len(ids) for ids in model.tokenizer(*texts, verbose=False)["input_ids"]]
+        if lengths and max(lengths) > limit:
+            raise CdsbiasError(
+                f"{task.name}'s {split} split has inputs of up to {max(lengths)} tokens, but "
+                f"{model.name} reads at most {limit} (its positions); pass --max-length "
+                f"{limit} to truncate them there."
+            )
+
+
 def run_downstream(
     models: Sequence[str],
     task_name: str,
@@ -105,10 +142,20 @@ def run_downstream(
         raise CdsbiasError("--seeds: give at least one seed.")
     if len(set(seeds)) != len(seeds):
         raise CdsbiasError(f"--seeds lists a seed twice: {list(seeds)}.")
+    # A folder named two ways (./m and m) is one model too.
+    same = [str(Path(n).resolve()) if Path(n).exists() else n for n in models]
+    repeated = [name for name, key in zip(models, same, strict=True) if same.count(key) > 1]
+    if repeated:
+        raise CdsbiasError(
+            f"MODEL is the same model twice ({' and '.join(dict.fromkeys(repeated))}); each "
+            "model is fine-tuned once per seed (--seeds N gives more runs). Name it once."
+        )
     task: Task = get_task(task_name)(options, data_dir)
     config = config or FinetuneConfig()
     splits = task.load()
     inputs = [dict(loaded or {}).get(name) or load_model_input(name) for name in models]
+    for model in inputs:  # before any fine-tuning starts
+        check_input_length(model, task, splits, config)
 
     rows, seed_rows, entries = [], [], []
     for model in inputs:

@@ -305,6 +305,8 @@ class ErasureMethod(Method):
             record = self.record
             counts = ", ".join(f"{name} {n:,}" for name, n in record["sentences_per_class"].items())
             fit += f" ({counts}), removing {record['rank_removed']} direction(s),"
-        axis = self.bias_axis
-        on = f"bias axis {axis.name}: {', '.join(axis.groups)}"
+        # The axis the fit recorded is the one the map was fitted on (a user's attribute
+        # file may have moved since, leaving the plan the default axis).
+        axis = (self.record or {}).get("details", {}).get("bias_axis") or self.bias_axis.record()
+        on = f"bias axis {axis['name']}: {', '.join(axis['groups'])}"
         return f"{self.description} ({on}), {fit} and {where}"

@@ -7,10 +7,11 @@ A ``train.py`` output folder holds:
                                config; finished runs are read from it, never re-defaulted)
 ``run_info.json``              base model hub id, corpus, the card's recipe keys, the method
                                plan with its parameter counts, the mitigated bias axis
-                               (``BiasAxis.record()``: whose word lists; :func:`build_run_info`)
+                               with whose word lists (:func:`build_run_info`)
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
 ``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step
+                               (a benchmark scoped to an axis: ``NAME@AXIS``)
                                (``step-N-posthoc``: after the post-hoc method acted)
 ``checkpoint-N/``              the Trainer's checkpoint, plus ``bias_summary.json`` and the
                                files a method saves beside it (e.g. an adapter)
@@ -66,7 +67,6 @@ def build_run_info(
     *,
     corpus: dict[str, Any],
     method: dict[str, Any] | None,
-    bias_axis: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``run_info.json``: what the publisher, ``compare`` and a study's table need of a run.
 
@@ -75,9 +75,8 @@ def build_run_info(
         corpus: :func:`cdsbias.data.corpora.describe_corpus` of its training corpus.
         method: :meth:`cdsbias.methods.MethodPlan.summary` of the trained model (None when
             it was not recorded).
-        bias_axis: ``BiasAxis.record()`` of the axis the run mitigates (its name, groups,
-            ``word_lists``, source and hash: which word lists CDA and a post-hoc fit read);
-            None leaves it out.
+
+    ``bias_axis`` records the axis the run mitigates (:func:`axis_record`).
     """
     scratch = effective.get("init_from_scratch")
     info = {
@@ -86,9 +85,53 @@ def build_run_info(
         "card_recipe": card_recipe(dict(effective)),
         "method": method,
     }
-    if bias_axis is not None:
-        info["bias_axis"] = dict(bias_axis)
+    recorded = axis_record(effective.get("bias_axis"))
+    if recorded is not None:
+        info["bias_axis"] = recorded
     return info
+
+
+def axis_record(reference: Any) -> dict[str, Any] | None:
+    """The axis a run mitigates as ``run_info.json`` keeps it: name, groups, whose word lists
+    (``BiasAxis.word_lists``: ``cdsbias``, ``bias-bench`` or a user's ``file``, which CDA and
+    the post-hoc fits read, so a results table can say which lists a number used) and hash;
+    for a user's attribute file also its tuples and forms and its file name (not its path),
+    so the finished run reads its axis after the file has moved. None for a file that
+    cannot be read now."""
+    from cdsbias.axes import DEFAULT_AXIS, get_axis, is_axis_file
+    from cdsbias.axes.files import split_reference
+
+    reference = str(reference or DEFAULT_AXIS)
+    try:
+        axis = get_axis(reference)
+    except CdsbiasError:
+        return None
+    record: dict[str, Any] = {
+        "name": axis.name,
+        "groups": list(axis.groups),
+        "word_lists": axis.word_lists,
+    }
+    if is_axis_file(reference):
+        record.update(
+            tuples=[list(words) for words in axis.tuples],
+            forms=list(axis.forms),
+            source=split_reference(reference)[0].name,
+        )
+    record["hash"] = axis.hash
+    return record
+
+
+def axis_name(recipe: Mapping[str, Any]) -> str:
+    """The axis a run was debiased for, as a reader names it: ``religion``, or a user
+    file's key or stem (``age`` for ``/home/me/age.tsv``); never a path of this machine."""
+    from cdsbias.axes import DEFAULT_AXIS, is_axis_file
+    from cdsbias.axes.files import split_reference
+
+    reference = str(recipe.get("bias_axis") or DEFAULT_AXIS)
+    if not is_axis_file(reference):
+        return reference
+    path, key = split_reference(reference)
+    return key or path.stem
 
 
 class RunFolder:
@@ -208,9 +251,13 @@ class RunFolder:
         self, step: int, benchmark: str, *, posthoc: bool = False
     ) -> dict[str, Any] | None:
         """A benchmark's ``summary.json`` at ``step`` (``posthoc``: its post-hoc point), if
-        it was written."""
-        path = self.results_dir(step, posthoc=posthoc) / benchmark / "summary.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        it was written; ``benchmark`` is its result key (``NAME[AXIS]``, in the folder
+        ``NAME@AXIS`` or, written so by earlier runs, ``NAME[AXIS]``)."""
+        from cdsbias.benchmarks.axis_scope import result_folder
+
+        folder = result_folder(self.results_dir(step, posthoc=posthoc), benchmark)
+        path = folder / "summary.json"
+        return self._load(path) if path.exists() else None  # damaged: one error naming it
 
     def write_checkpoint_summary(self, step: int, text: str) -> None:
         """``checkpoint-N/bias_summary.json`` (when that checkpoint exists)."""
@@ -220,8 +267,42 @@ class RunFolder:
 
     # ------------------------------------------------------------------ the methods
     def plan(self) -> MethodPlan:
-        """The method plan the run trained with, rebuilt from its effective recipe."""
-        return plan_from_values(self.recipe())
+        """The method plan the run trained with, rebuilt from its effective recipe (a
+        user's attribute file that has moved since: the copy ``run_info.json`` keeps)."""
+        from cdsbias.axes import BiasAxis, is_axis_file
+        from cdsbias.axes.files import split_reference
+
+        values = self.recipe()
+        reference = str(values.get("bias_axis") or "")
+        has_info = (self.path / RUN_INFO_FILE).exists()
+        recorded = self.run_info().get("bias_axis") if has_info else None
+        if recorded and is_axis_file(reference) and not split_reference(reference)[0].is_file():
+            values = {
+                **values,
+                "bias_axis": BiasAxis(
+                    name=recorded["name"],
+                    groups=tuple(recorded["groups"]),
+                    tuples=tuple(tuple(words) for words in recorded["tuples"]),
+                    forms=tuple(recorded.get("forms") or ()),
+                    source=recorded.get("source", ""),
+                    word_lists=recorded.get("word_lists", "file"),
+                ),
+            }
+        return plan_from_values(values)
+
+    def require_recipe(self) -> dict[str, Any]:
+        """The effective recipe, which must be there: what states how the model was made.
+
+        Raises:
+            CdsbiasError: ``recipe.yaml`` is missing (a run copied in part).
+        """
+        if not (self.path / RECIPE_FILE).is_file():
+            raise CdsbiasError(
+                f"{self.path / RECIPE_FILE} is missing, so the folder does not say how the "
+                "model was trained (method, corpus treatment, axis); copy it back from where "
+                "the run was written."
+            )
+        return self.recipe()
 
     @staticmethod
     def _load(path: Path) -> dict[str, Any]:

@@ -94,6 +94,7 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
         for name in (CURVE_FILE, METRICS_FILE):
             if (run.path / name).exists():
                 shutil.copy2(run.path / name, staging / name)
+        _drop_local_paths(staging)
         card.save(staging / "README.md")
         # Checked before the folder replaces out_dir: a folder that fails is never left
         # behind to be uploaded by hand.
@@ -103,6 +104,44 @@ def build_folder(checkpoint: Path, repo_id: str, out_dir: Path, *, merge: bool =
             base = None if merge else recorded_base(checkpoint, saved)
             check_matches_checkpoint(staging, checkpoint, base, shown=out_dir)
     return out_dir
+
+
+def _drop_local_paths(folder: Path) -> None:
+    """Rewrites the run's JSON records copied into ``folder`` (a post-hoc fit's record,
+    the bias points) with each absolute path of this machine shortened to its file name:
+    an uploaded folder names no local path (``/home/me/age.tsv`` -> ``age.tsv``)."""
+    import json
+    import os
+
+    def public(value: object) -> object:
+        if isinstance(value, str) and os.path.isabs(value):
+            return Path(value).name
+        if isinstance(value, dict):
+            return {key: public(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [public(item) for item in value]
+        return value
+
+    for path in sorted(folder.glob("*.json")) + sorted(folder.glob("*.jsonl")):
+        if path.name in _MODEL_FILES:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            if public(records) != records:  # a file without local paths keeps its bytes
+                lines = [json.dumps(public(record), sort_keys=True) for record in records]
+                path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        else:
+            record = json.loads(text)
+            if public(record) != record:
+                path.write_text(json.dumps(public(record), indent=2) + "\n", encoding="utf-8")
+
+
+#: Files transformers and tokenizers write: loaded as they are, never rewritten.
+_MODEL_FILES = frozenset(
+    {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+     "generation_config.json", "added_tokens.json", "vocab.json", "adapter_config.json"}
+)  # fmt: skip
 
 
 def _check_loads(folder: Path, shown: Path) -> None:

@@ -24,7 +24,7 @@ from cdsbias.cds.treatment import CorpusTreatment
 from cdsbias.errors import CdsbiasError
 from cdsbias.methods import plan_from_values
 from cdsbias.runs.axes_matrix import AxisChange, axis_changes
-from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder
+from cdsbias.runs.folder import METRICS_FILE, RECIPE_FILE, RunFolder, axis_name
 from cdsbias.runs.points import before_after
 
 
@@ -193,7 +193,9 @@ def read_run(folder: str | Path) -> RunSummary:
     if not points:
         raise CdsbiasError(f"{folder / METRICS_FILE} has no evaluation points yet.")
     summary = before_after(points)
-    recipe, info = run.recipe(), run.run_info()
+    # Without the effective recipe the method and treatment would be the defaults' (as on
+    # a card, cdsbias.runs.card): refused, naming the file.
+    recipe, info = run.require_recipe(), run.run_info()
     treatment = corpus_treatment(recipe or info.get("card_recipe", {}))
     method = info.get("method") or {}
     # run_info.json of release 0.2 recorded the parameter-efficient method beside the label.
@@ -232,7 +234,7 @@ def read_run(folder: str | Path) -> RunSummary:
         heldout_loss=summary.get("heldout_loss"),
         costs=dict(method.get("costs") or {}),
         last_posthoc=summary["last_posthoc"],
-        debiased_for=str(recipe.get("bias_axis") or "gender"),
+        debiased_for=axis_name(recipe),
         axis_changes=axis_changes(points),
     )
 

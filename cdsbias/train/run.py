@@ -233,8 +233,7 @@ def write_run(
         recipe_text = folder.write_recipe(effective)
         corpus = describe_corpus(recipe.data, n_documents=data.n_documents)
         plain = folder.recipe()
-        folder.write_run_info(build_run_info(plain, corpus=corpus, method=method,
-                                             bias_axis=recipe.axis.axis().record()))  # fmt: skip
+        folder.write_run_info(build_run_info(plain, corpus=corpus, method=method))
         main_print("cdsbias effective recipe:")
         main_print(recipe_text)
 
