@@ -165,7 +165,8 @@ class AxisSubstituter:
     ) -> str | None:
         """Why an English axis word is left alone (rules 2 and 3), or None."""
         next_words = [m.group() for m in after]
-        if lower in en.COLOUR_WORDS and not self._about_people(lower, before, next_words):
+        people_only = lower in en.COLOUR_WORDS or lower in self.axis.people_only
+        if people_only and not self._about_people(lower, before, next_words):
             return "not people"
         if word[:1].isupper() and self._in_name(lower, before, next_words):
             return "name"
