@@ -25,9 +25,7 @@ from cdsbias import resources
 from cdsbias.axes.base import BiasAxis
 from cdsbias.axes.files import read_tsv_axis
 
-PREFIX = (
-    "The following text discriminates against people because of their physical appearance: "
-)
+PREFIX = "The following text discriminates against people because of their physical appearance: "
 CDS_REFUSED = (
     "the appearance is what its sentences say, so a swap changes the claim rather than the "
     "group ('too fat to fit through the gap' -> 'too thin to fit through the gap')"

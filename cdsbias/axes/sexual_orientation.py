@@ -24,9 +24,7 @@ from cdsbias import resources
 from cdsbias.axes.base import BiasAxis
 from cdsbias.axes.files import read_tsv_axis
 
-PREFIX = (
-    "The following text discriminates against people because of their sexual orientiation: "
-)
+PREFIX = "The following text discriminates against people because of their sexual orientiation: "
 CDS_REFUSED = (
     "the counterpart of 'gay' is 'straight', which mostly means something else ('go "
     "straight home', 'straight hair'), and many sentences tie the orientation to a "
@@ -52,8 +50,7 @@ def build() -> BiasAxis:
         holistic_bias_axis=HOLISTIC_BIAS_AXIS,
         holistic_bias_buckets=HOLISTIC_BIAS_BUCKETS,
         citations=(
-            "Smith et al. (2022), HolisticBias v1.1: sexual_orientation descriptors "
-            "(CC BY-SA 4.0)",
+            "Smith et al. (2022), HolisticBias v1.1: sexual_orientation descriptors (CC BY-SA 4.0)",
             "Meade et al. (2022), bias-bench: Self-Debias prefix",
             "Nangia et al. (2020), CrowS-Pairs: the sexual-orientation category",
         ),

@@ -93,8 +93,8 @@ def validate_axis_cds(recipe: Any) -> None:
     An axis other than gender defaults to ``cds_mode: cda`` (bias-bench's augmentation)
     when the recipe does not set ``cds_mode``, and an axis without counterfactuals
     (``BiasAxis.cds_refused``) to ``none`` and refuses any other; the corpus language must
-    have the axis (``Language.axes``); gender-only keys and ``cds_counterfactuals`` are refused where
-    they do not apply.
+    have the axis (``Language.axes``); gender-only keys and ``cds_counterfactuals`` are
+    refused where they do not apply.
 
     Raises:
         CdsbiasError: One line naming the key and the fix.
