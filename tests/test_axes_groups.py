@@ -20,6 +20,7 @@ from cdsbias.methods import axis_methods, check_counterfactuals
 from cdsbias.train.config import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.filterwarnings("ignore::cdsbias.scoring.language.LanguageMismatchWarning")
 SMOKE = REPO / "recipes" / "smoke.yaml"
 GOLD = Path(__file__).resolve().parent / "assets" / "cds"
 HOLISTIC_BIAS = REPO.parent / "shared" / "data" / "holistic_bias"
@@ -183,3 +184,119 @@ def test_people_only_words_must_be_axis_words():
 
     with pytest.raises(CdsbiasError, match="people-only word"):
         BiasAxis("x", ("a", "b"), (("young", "old"),), people_only=frozenset({"aged"}))
+
+
+# ------------------------------------------------------------------ CrowS-Pairs per axis
+def test_crows_pairs_per_axis_equals_the_unscoped_rows_of_its_category(tiny_bert, tmp_path):
+    """Scoring CrowS-Pairs on an axis gives the unscoped run's rows and numbers for the
+    axis's category, on every axis that has rows in the data."""
+    import numpy as np
+    from test_bench_axes import axis_fixtures
+
+    from cdsbias.benchmarks import build_benchmark, load_all
+    from cdsbias.scoring import MaskedLMScorer
+
+    load_all()
+    scorer = MaskedLMScorer.from_pretrained(str(tiny_bert), batch_size=64, progress=False)
+    data_file, _ = axis_fixtures(tmp_path)["crows_pairs"]
+    whole = build_benchmark("crows_pairs", {"data_file": data_file}).evaluate(scorer)
+    for name in MAPPED:
+        category = get_axis(name).crows_pairs_category
+        scoped = build_benchmark("crows_pairs", {"data_file": data_file}, axis=name)
+        result = scoped.evaluate(scorer)
+        expected = whole.rows[whole.rows["bias_type"] == category].reset_index(drop=True)
+        assert len(result.rows) == len(expected) > 0
+        for column in ("sent_more", "sent_less", "line", "neutral", "stereotype_preferred"):
+            assert result.rows[column].tolist() == expected[column].tolist(), column
+        # The same positions are scored; only the batch shapes differ, and float32 sums over
+        # other shapes may differ in their last bits: eps32 per token of each summed score.
+        for column, tokens in (("sent_more_score", "n_tokens_more"),
+                               ("sent_less_score", "n_tokens_less")):  # fmt: skip
+            bound = np.finfo(np.float32).eps * (expected[tokens] + 1) * expected[column].abs()
+            assert ((result.rows[column] - expected[column]).abs() <= bound).all(), column
+        assert result.summary["overall"] == whole.summary["by_bias_type"][category]
+        assert result.metrics["metric_score"] == whole.metrics[f"metric_score_{category}"]
+
+
+# ------------------------------------------------------------------ debias age, measure nine
+@pytest.fixture(scope="module")
+def age_run(tmp_path_factory, becpro, base) -> Path:
+    """A tiny run that mitigates age (CDS p=1.0 on age) and measures every axis."""
+    from test_bench_axes import axis_fixtures
+    from tests_helpers import fine_tune
+
+    data = axis_fixtures(tmp_path_factory.mktemp("axis-data"))
+    crows, stereo, seat = (data[name][0] for name in ("crows_pairs", "stereoset", "seat"))
+    spec = (f"{{becpro: {{data_file: {becpro}}}, crows_pairs: {{data_file: {crows}}}, "
+            f"stereoset: {{data_file: {stereo}}}, "
+            f"seat: {{data_file: {seat}, n_samples: 100}}}}")  # fmt: skip
+    return fine_tune(tmp_path_factory.mktemp("age") / "run", becpro, base,
+                     "bias_eval_at_start=true", f"bias_benchmarks={spec}", "bias_axis=age",
+                     f"bias_axes=[{', '.join(sorted(AXES))}]")  # fmt: skip
+
+
+def test_an_age_run_measures_all_nine_axes(age_run):
+    from cdsbias.benchmarks.axis_scope import axis_key
+    from cdsbias.runs.card import model_card
+    from cdsbias.runs.compare import compare
+    from cdsbias.runs.points import read_points
+
+    # CrowS-Pairs has a category per axis; SEAT tests exist for four, StereoSet for three.
+    expected = {"becpro"} | {axis_key("crows_pairs", axis) for axis in AXES}
+    expected |= {axis_key("seat", a) for a in ("gender", "race", "religion", "age")}
+    expected |= {axis_key("stereoset", a) for a in ("gender", "race", "religion")}
+    for point in read_points(age_run):
+        assert set(point["benchmarks"]) == expected
+        for axis in MAPPED:
+            entry = point["benchmarks"][axis_key("crows_pairs", axis)]
+            assert entry["options"]["bias_type"] == get_axis(axis).crows_pairs_category
+    table = compare([age_run])
+    header = "| run | method | debiased for | " + " | ".join(sorted(AXES)) + " |"
+    assert "## Cross-axis matrix" in table and header in table
+    card = str(model_card(age_run, "org/age"))
+    assert "Debiased for: **age**." in card
+    assert f"Measured before and after training: {', '.join(sorted(AXES))}." in card
+    for axis in MAPPED:
+        assert f"{axis} bias" in card  # the hub results name the axis they measure
+
+
+def test_evaluate_axis_takes_the_new_axes(tiny_bert, tmp_path):
+    from test_bench_axes import axis_fixtures
+
+    data = axis_fixtures(tmp_path / "data")
+    for axis in ("age", "physical_appearance"):
+        out = tmp_path / axis
+        code = main(["evaluate", str(tiny_bert), "-b", "crows_pairs", "--data",
+                     str(data["crows_pairs"][0]), "--axis", axis, "--out", str(out),
+                     "--quiet", "--self-debias"])  # fmt: skip
+        assert code == 0
+        folders = [p for p in out.iterdir() if p.is_dir()]
+        summary = json.loads((folders[0] / "summary.json").read_text())
+        assert summary["bias_type_filter"] == get_axis(axis).crows_pairs_category
+        assert summary["self_debias"]["prefix"] == get_axis(axis).self_debias_prefix
+
+
+# ------------------------------------------------------------------ published values
+@pytest.mark.parametrize("name", sorted(AXES))
+def test_nangia_bert_values_print_beside_each_axis(name):
+    from cdsbias.benchmarks import build_benchmark, load_all
+    from cdsbias.benchmarks.crows_pairs_data import NANGIA_BERT
+
+    load_all()
+    category = get_axis(name).crows_pairs_category
+    scoped = build_benchmark("crows_pairs", {}, axis=name)
+    lines = scoped.published_notes("bert-base-uncased", {"metric_score": 60.0})
+    nangia = [line for line in lines if "Nangia et al. 2020" in line]
+    assert nangia == [
+        f"metric_score: measured 60; published: {NANGIA_BERT[category]:.1f} (Nangia et al. "
+        f"2020 (EMNLP), Table 2, BERT, {category}; metric.py (pseudo-log-likelihood of the "
+        f"unmodified tokens), {category} pairs)"
+    ]
+    # The same value beside the unscoped run's row of the category; another scoring is named.
+    whole = build_benchmark("crows_pairs", {"scoring": "aul"})
+    (line,) = [
+        line
+        for line in whole.published_notes("bert-base-uncased", {f"metric_score_{category}": 1.0})
+        if "Nangia" in line
+    ]
+    assert "not like for like: scoring is 'aul' here, 'nangia' there" in line
