@@ -300,3 +300,16 @@ def test_nangia_bert_values_print_beside_each_axis(name):
         if "Nangia" in line
     ]
     assert "not like for like: scoring is 'aul' here, 'nangia' there" in line
+
+
+@pytest.mark.parametrize(("benchmark", "axis", "option"),
+                         [("seat", "disability", "tests"), ("stereoset", "age", "bias_type"),
+                          ("stereoset", "nationality", "bias_type")])  # fmt: skip
+def test_a_benchmark_without_the_axis_category_names_the_option(benchmark, axis, option):
+    from cdsbias.benchmarks import build_benchmark, load_all
+
+    load_all()
+    with pytest.raises(CdsbiasError) as caught:
+        build_benchmark(benchmark, {}, axis=axis)
+    message = str(caught.value)
+    assert "\n" not in message and f"'{axis}'" in message and option in message
