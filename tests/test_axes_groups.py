@@ -10,6 +10,7 @@ from pathlib import Path
 
 import datasets
 import pytest
+from conftest import SHARED_DATA
 
 from cdsbias.axes import AXES, get_axis
 from cdsbias.axes.holistic_bias import axis_descriptors, read_descriptors
@@ -23,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.filterwarnings("ignore::cdsbias.scoring.language.LanguageMismatchWarning")
 SMOKE = REPO / "recipes" / "smoke.yaml"
 GOLD = Path(__file__).resolve().parent / "assets" / "cds"
-HOLISTIC_BIAS = REPO.parent / "shared" / "data" / "holistic_bias"
+HOLISTIC_BIAS = SHARED_DATA / "holistic_bias"
 #: The axes CDS/CDA is refused on, and the one it applies to.
 REFUSED = ("disability", "sexual_orientation", "nationality", "physical_appearance",
            "socioeconomic")  # fmt: skip
