@@ -25,6 +25,12 @@ AXES: dict[str, str] = {
     "gender": "cdsbias.axes.gender",
     "race": "cdsbias.axes.race",
     "religion": "cdsbias.axes.religion",
+    "age": "cdsbias.axes.age",
+    "disability": "cdsbias.axes.disability",
+    "sexual_orientation": "cdsbias.axes.sexual_orientation",
+    "nationality": "cdsbias.axes.nationality",
+    "physical_appearance": "cdsbias.axes.physical_appearance",
+    "socioeconomic": "cdsbias.axes.socioeconomic",
 }
 DEFAULT_AXIS = "gender"
 
@@ -61,7 +67,8 @@ def get_axis(reference: str | BiasAxis = DEFAULT_AXIS) -> BiasAxis:
     reference = str(reference).strip()
     if is_axis_file(reference):
         return read_axis_file(reference)
-    name = reference.lower()
+    # CrowS-Pairs and bias-bench spell categories with hyphens ("sexual-orientation").
+    name = reference.lower().replace("-", "_")
     if name not in AXES:
         error = unknown_name_error("bias axis", reference, AXES)
         raise CdsbiasError(
