@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral demo-religion methods methods-posthoc test test-slow test-integration test-all lint format clean
+.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral demo-religion demo-age methods methods-posthoc test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -142,6 +142,27 @@ demo-religion: $(STAMP)
 	@echo "== 4/4 before / after: the planted association, its loss cost, gender beside it"
 	$(DEMO_THREADS) $(PY) scripts/demo_religion.py report --base $(RELIGION_DIR)/base \
 		--run $(RELIGION_DIR)/run --json $(RELIGION_DIR)/report.json
+
+# The known-answer demo on the age axis (docs/demo.md): the religion demo's design with the
+# age axis's two groups (young, old) and two invented games at 80/20 (`demo-model --axis
+# age`), fine-tuned with CDA on the age axis (with two groups, one counterfactual is the full
+# swap: the known answer in the fine-tuning text is 0 of the planted 1.39 nats); the age
+# probe, the held-out loss, BEC-Pro (gender) and CrowS-Pairs' age, gender and religion slices.
+AGE_DIR = $(DEMO_DIR)-age
+AGE_DEMO_MODEL = --axis age --steps 1500 --sentences 20000 --learning-rate 1.5e-3
+demo-age: $(STAMP)
+	@echo "== 1/4 age demo model (cached in $(AGE_DIR)/base)"
+	$(if $(DATA_MIRROR),,$(CDSBIAS) data fetch crows_pairs)
+	$(DEMO_THREADS) $(CDSBIAS) demo-model $(AGE_DEMO_MODEL) --out $(AGE_DIR)/base
+	@echo "== 2/4 fine-tuning text: new occupational sentences and planted age sentences"
+	$(PY) scripts/demo_religion.py corpus --axis age --out $(AGE_DIR)/corpus.jsonl
+	@echo "== 3/4 CDA on the age axis; BEC-Pro and CrowS-Pairs age, gender, religion at every checkpoint"
+	$(DEMO_THREADS) $(LANG_DEMO_TRAIN) recipes/demo_age.yaml output_dir=$(AGE_DIR)/run \
+		model_name_or_path=$(AGE_DIR)/base data_files=$(AGE_DIR)/corpus.jsonl \
+		overwrite_output_dir=true $(LANG_BIAS_DATA)
+	@echo "== 4/4 before / after: the planted association, its loss cost, the other axes beside it"
+	$(DEMO_THREADS) $(PY) scripts/demo_religion.py report --base $(AGE_DIR)/base \
+		--run $(AGE_DIR)/run --json $(AGE_DIR)/report.json
 
 # docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
 # base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every

@@ -1,13 +1,16 @@
-"""The religion demo's corpus and its before/after report (``make demo-religion``).
+"""The religion and age demos' corpus and before/after report (``make demo-religion``,
+``make demo-age``).
 
 Usage:
     python scripts/demo_religion.py corpus --out runs/demo-religion/corpus.jsonl
+    python scripts/demo_religion.py corpus --axis age --out runs/demo-age/corpus.jsonl
     python scripts/demo_religion.py report --base runs/demo-religion/base \\
         --run runs/demo-religion/run [--json OUT.json]
 
 ``corpus`` writes the fine-tuning text as JSON lines (``id``, ``text``): new occupational
-sentences (seed 1, as ``recipes/demo.yaml`` draws them) and religion sentences with the
-planted game shares (cdsbias.demo.religion), the same mix the demo model was built from.
+sentences (seed 1, as ``recipes/demo.yaml`` draws them) and sentences of the axis with the
+planted game shares (cdsbias.demo.religion, cdsbias.demo.age), the same mix the demo model
+was built from. ``report`` reads the axis from the run's ``bias_axis``.
 
 ``report`` prints the known answer and what was measured, before (the demo model) and after
 (the fine-tuned run): the religion probe's own-game gap per group (cdsbias.demo.
@@ -24,12 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cdsbias.demo.religion import (
-    attribute_shares,
-    augmentation_weights,
-    demo_corpus,
-    expected_gap,
-)
+from cdsbias.demo.association_probe import PLANTED, planted
+from cdsbias.demo.religion import attribute_shares, augmentation_weights, expected_gap
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_write_text
 
@@ -38,19 +37,21 @@ SENTENCES = 20000
 SEED = 1
 
 
-def write_corpus(out: Path, sentences: int = SENTENCES, seed: int = SEED) -> int:
+def write_corpus(
+    out: Path, sentences: int = SENTENCES, seed: int = SEED, axis: str = "religion"
+) -> int:
     """Writes the fine-tuning corpus to ``out`` (temp file, then rename); returns its rows."""
-    texts = demo_corpus(sentences, seed)
-    lines = [json.dumps({"id": f"religion-demo-{i}", "text": t}) for i, t in enumerate(texts)]
+    texts = planted(axis).demo_corpus(sentences, seed)
+    lines = [json.dumps({"id": f"{axis}-demo-{i}", "text": t}) for i, t in enumerate(texts)]
     atomic_write_text(out, "\n".join(lines) + "\n")
     return len(lines)
 
 
-def _probe(folder: Path) -> dict[str, Any]:
+def _probe(folder: Path, axis: str) -> dict[str, Any]:
     from cdsbias.demo.association_probe import probe
     from cdsbias.scoring import MaskedLMScorer
 
-    return probe(MaskedLMScorer.from_pretrained(str(folder), batch_size=256)).as_dict()
+    return probe(MaskedLMScorer.from_pretrained(str(folder), batch_size=256), axis).as_dict()
 
 
 def _known_answers(recipe: dict[str, Any], k: int) -> dict[str, float]:
@@ -71,15 +72,22 @@ def _known_answers(recipe: dict[str, Any], k: int) -> dict[str, float]:
 
 
 def report(base: Path, run: Path) -> dict[str, Any]:
-    """The before/after numbers of a finished run of ``recipes/demo_religion.yaml``."""
+    """The before/after numbers of a finished run of ``recipes/demo_religion.yaml`` or
+    ``recipes/demo_age.yaml``."""
     from cdsbias.runs.folder import RunFolder
     from cdsbias.runs.points import before_after, read_points
 
     points = read_points(run)
     if not points:
-        raise CdsbiasError(f"{run} has no evaluated points; run recipes/demo_religion.yaml first.")
+        raise CdsbiasError(f"{run} has no evaluated points; run the demo's recipe first.")
     recipe = RunFolder(run).recipe()
-    before, after = _probe(base), _probe(run)
+    axis = recipe.get("bias_axis") or "religion"
+    if axis not in PLANTED:
+        raise CdsbiasError(
+            f"{run} mitigates bias_axis '{axis}', which has no planted association; the "
+            f"demos plant one on {', '.join(PLANTED)}."
+        )
+    before, after = _probe(base, axis), _probe(run, axis)
     change = before_after(points)
     benchmarks = {
         name: [(metric.key, old, new) for metric, old, new in rows]
@@ -97,10 +105,12 @@ def report(base: Path, run: Path) -> dict[str, Any]:
 
 
 def format_report(result: dict[str, Any]) -> str:
-    """The report as the table ``make demo-religion`` prints."""
+    """The report as the table ``make demo-religion`` / ``make demo-age`` prints."""
     before, after = result["probe_before"], result["probe_after"]
     first, last = result["steps"]
-    lines = ["religion probe: own-game gap ln P(a_g | g) − mean ln P(a_g | other group), nats"]
+    lines = [
+        f"{result['axis']} probe: own-game gap ln P(a_g | g) − mean ln P(a_g | other group), nats"
+    ]
     lines += [
         f"  known answer, {what}: {value:+.3f}" for what, value in result["known_gap"].items()
     ]
@@ -129,14 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     corpus = commands.add_parser("corpus", help="write the fine-tuning corpus (JSON lines)")
     corpus.add_argument("--out", type=Path, required=True)
+    corpus.add_argument(
+        "--axis",
+        choices=sorted(PLANTED),
+        default="religion",
+        help="the planted association's axis (default: religion)",
+    )
     shown = commands.add_parser("report", help="print the before/after numbers")
-    shown.add_argument("--base", type=Path, required=True, help="the religion demo model")
+    shown.add_argument("--base", type=Path, required=True, help="the demo model")
     shown.add_argument("--run", type=Path, required=True, help="the fine-tuned run folder")
     shown.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     args = parser.parse_args(argv)
     try:
         if args.command == "corpus":
-            rows = write_corpus(args.out)
+            rows = write_corpus(args.out, axis=args.axis)
             print(f"wrote {rows} sentences to {args.out}")
             return 0
         for folder in (args.base, args.run):

@@ -8,6 +8,9 @@ import pytest
 
 from cdsbias.axes import AXES, BiasAxis, get_axes, get_axis, is_axis_file
 from cdsbias.axes.gender import CONTEXT_PAIRS, word_pair_tuples
+from cdsbias.benchmarks.crows_pairs_data import BIAS_TYPES as CROWS_TYPES
+from cdsbias.benchmarks.seat_data import TEST_NAMES as SEAT_TESTS
+from cdsbias.benchmarks.stereoset_data import DOMAINS as STEREOSET_DOMAINS
 from cdsbias.errors import CdsbiasError
 
 
@@ -18,13 +21,23 @@ def test_every_registered_axis_builds_and_is_complete(name: str) -> None:
     assert axis.k == len(axis.groups) >= 2
     assert all(len(words) == axis.k for words in axis.tuples)
     assert axis.self_debias_prefix and axis.self_debias_prefix.endswith(": ")
-    assert axis.seat_tests and axis.crows_pairs_category and axis.stereoset_domain
+    assert axis.crows_pairs_category in CROWS_TYPES
+    # SEAT tests and a StereoSet domain where one exists (StereoSet has four domains).
+    assert set(axis.seat_tests) <= set(SEAT_TESTS)
+    assert axis.stereoset_domain in (None, *STEREOSET_DOMAINS)
     assert "en" in (axis.languages or ())
     assert axis.citations
     for group in range(axis.k):
         for word in axis.words(group):
             assert axis.group_of(word) == group
             assert axis.group_of(word.capitalize()) == group
+
+
+def test_each_crows_pairs_category_is_one_axis() -> None:
+    # A variant (race@bias-bench) shares its base axis's category: one axis per category.
+    axes = [get_axis(name) for name in AXES]
+    categories = [axis.crows_pairs_category for axis in axes if axis.variant_of is None]
+    assert sorted(categories) == sorted(CROWS_TYPES)
 
 
 def test_gender_axis_is_the_pairs_the_methods_were_fitted_on() -> None:

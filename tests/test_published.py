@@ -76,8 +76,10 @@ def test_benchmarks_declare_the_values_of_meade_et_al():
         "published: 84.17 (Meade et al. 2022 (ACL), BERT gender results; same in Li" in lms_gender
     )
     crows = build_benchmark("crows_pairs", {"scoring": "bias_bench", "bias_type": "gender"})
-    (line,) = crows.published_notes("bert-base-uncased", {"metric_score": 57.0})
+    # Nangia et al.'s value (nangia scoring) prints too, named not like for like.
+    line, nangia = crows.published_notes("bert-base-uncased", {"metric_score": 57.0})
     assert "published: 57.25" in line and "not like for like" not in line
+    assert "published: 58.0 (Nangia et al. 2020" in nangia and "not like for like" in nangia
 
 
 @pytest.fixture

@@ -64,6 +64,17 @@ class BiasAxis:
         languages: CDS languages that have this axis (None: any; a user's axis is written in
             the user's language).
         citations: Sources of the word lists and settings.
+        cds_refused: Why CDS/CDA does not apply to this axis (swapping its words does not
+            give the same sentence about another group), or None where it does. The tuples
+            still choose the post-hoc methods' fit sentences.
+        people_only: Words CDS substitutes only where they describe people (before a person
+            noun, or as a plural people noun), as the colour words of race are: age's
+            "old" in "an old house" or "ten years old" stays.
+        holistic_bias_axis: The HolisticBias (Smith et al. 2022) axis this one maps to
+            (``descriptors.json`` key, e.g. ``ability``), or None.
+        holistic_bias_buckets: Per group, the HolisticBias buckets of that axis whose
+            descriptors name the group (``(("child", "young"), ("old",))``); read with
+            :func:`cdsbias.axes.holistic_bias.axis_descriptors`.
         word_lists: Whose word lists the tuples are (:data:`WORD_LISTS`): ``cdsbias``
             (the shipped, revised lists), ``file`` (a user's attribute file) or
             ``bias-bench`` (Meade et al.'s own lists, the ``NAME@bias-bench`` variants). Run
@@ -85,6 +96,10 @@ class BiasAxis:
     stereoset_domain: str | None = None
     languages: tuple[str, ...] | None = None
     citations: tuple[str, ...] = field(default=(), compare=False)
+    cds_refused: str | None = None
+    people_only: frozenset[str] = frozenset()
+    holistic_bias_axis: str | None = None
+    holistic_bias_buckets: tuple[tuple[str, ...], ...] = ()
     word_lists: str = "cdsbias"
     variant_of: str | None = None
 
@@ -124,6 +139,14 @@ class BiasAxis:
                         f"'{self.groups[group]}' and for group '{self.groups[known]}'; a word "
                         "can name one group only"
                     )
+        unknown = sorted(self.people_only - set(group_of))
+        if unknown:
+            raise CdsbiasError(f"{where}: people-only word(s) {', '.join(unknown)} in no tuple")
+        if self.holistic_bias_buckets and len(self.holistic_bias_buckets) != len(self.groups):
+            raise CdsbiasError(
+                f"{where}: {len(self.holistic_bias_buckets)} HolisticBias bucket lists for "
+                f"{len(self.groups)} groups"
+            )
 
     @property
     def base_name(self) -> str:
@@ -195,6 +218,21 @@ class BiasAxis:
                 f"'{self.name}' ({', '.join(self.languages)}), or an attribute file of your "
                 "own words (bias_axis: FILE.tsv)"
             )
+
+    def check_counterfactuals(self, alternatives: str = "") -> None:
+        """Raises a one-line error when CDS/CDA does not apply to this axis.
+
+        Args:
+            alternatives: What does apply, in words (the caller knows the methods; this
+                module sits below them), e.g. "SentenceDebias, INLP, LEACE".
+        """
+        if self.cds_refused is None:
+            return
+        instead = f" Debias it with {alternatives} instead" if alternatives else ""
+        raise CdsbiasError(
+            f"bias axis '{self.name}' has no counterfactuals, so CDS/CDA does not apply to "
+            f"it: {self.cds_refused}.{instead} (docs/axes.md, Methods per axis)."
+        )
 
     def record(self) -> dict[str, object]:
         """What a run folder stores about the axis: name, groups, whose word lists, source

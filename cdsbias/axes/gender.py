@@ -61,6 +61,8 @@ def build() -> BiasAxis:
         crows_pairs_category="gender",
         stereoset_domain="gender",
         languages=("en", "de", "da"),
+        holistic_bias_axis="gender_and_sex",
+        holistic_bias_buckets=(("binary:male",), ("binary:female",)),
         citations=(
             "Zhao et al. (2018), WinoBias word lists (the start of gendered_word_pairs.tsv)",
             "Meade et al. (2022), bias-bench: pronoun pairs, Self-Debias prefix, SEAT tests",

@@ -36,5 +36,9 @@ def build() -> BiasAxis:
         crows_pairs_category="race-color",
         stereoset_domain="race",
         languages=("en",),
+        # HolisticBias's race_ethnicity buckets of the same names (its "white" bucket also
+        # holds Middle Eastern and Arab, as the US census groups them).
+        holistic_bias_axis="race_ethnicity",
+        holistic_bias_buckets=(("black",), ("white",), ("asian",)),
         citations=("Meade et al. (2022), bias-bench: word tuples, Self-Debias prefix, SEAT tests",),
     )

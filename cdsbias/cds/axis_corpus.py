@@ -146,6 +146,8 @@ class AxisCounterfactualMapper:
         validate_axis_settings(mode, probability, counterfactuals)
         self.column = column
         self.axis = get_axis(axis)
+        self.axis.check_counterfactuals()  # an axis without counterfactuals (the CLI and
+        # recipes check first and name the methods that apply)
         self.mode = mode
         self.probability = probability
         self.seed = seed

@@ -168,7 +168,7 @@ class AxisSubstituter:
     ) -> str | None:
         """Why an English axis word is left alone (rules 2 and 3), or None."""
         next_words = [m.group() for m in after]
-        if lower in en.COLOUR_WORDS:
+        if lower in en.COLOUR_WORDS or lower in self.axis.people_only:
             if word[:1].isupper() and en.used_as_surname(word, text):
                 return "name"  # "Brady Victor Black ... The Black family's happiness"
             if not self._about_people(lower, before, next_words):

@@ -89,7 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="gender",
         metavar="AXIS",
         help="the bias axis whose words are substituted: gender (default; today's engines), "
-        "race, religion, or an attribute file (FILE.tsv, FILE.json[#key]); docs/axes.md",
+        "race, religion, age, or an attribute file (FILE.tsv, FILE.json[#key]); the other "
+        "registered axes have no counterfactuals (docs/axes.md, Methods per axis)",
     )
     parser.add_argument(
         "--counterfactuals",

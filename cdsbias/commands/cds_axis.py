@@ -34,6 +34,9 @@ def check_axis_arguments(args: argparse.Namespace) -> None:
     from cdsbias.cds.languages import language_class
 
     axis = get_axis(args.axis)  # unknown name (did-you-mean) or a bad file
+    from cdsbias.methods import check_counterfactuals
+
+    check_counterfactuals(axis)  # an axis without counterfactuals: what applies instead
     axis.check_language(args.language, language_class(args.language).axes)
     given = [
         "--" + name.replace("_", "-")

@@ -54,9 +54,9 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--axis", choices=AXES, default=defaults.axis,
-        help="the planted association: gender (the occupational corpus) or religion (plus "
-        "sentences pairing each religion group with an invented game at skewed rates, for "
-        "make demo-religion; English only); see docs/demo.md",
+        help="the planted association: gender (the occupational corpus), religion or age "
+        "(plus sentences pairing each group of the axis with an invented game at skewed "
+        "rates, for make demo-religion / make demo-age; English only); see docs/demo.md",
     )  # fmt: skip
     parser.add_argument(
         "--data-dir", type=Path, default=None,

@@ -83,7 +83,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar or table")
     parser.add_argument(
         "--axis", metavar="AXIS",
-        help="bias axis to measure: gender, race, religion or an attribute file "
+        help="bias axis to measure: gender, race, religion, age, disability, "
+        "sexual_orientation, nationality, physical_appearance, socioeconomic or an attribute file "
         "(FILE.tsv, FILE.json#key). Benchmarks with a category or test set per axis score "
         "the axis's (`cdsbias benchmarks NAME` says which option), --self-debias uses its "
         "prefix; their result folders are named NAME[AXIS]. Default: no axis (every "

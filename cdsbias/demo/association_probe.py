@@ -1,7 +1,8 @@
 """A template probe of a planted group ↔ attribute association in a masked LM.
 
 For every group ``g`` and attribute ``a``, the probe fills templates with the group's words
-(:data:`cdsbias.demo.religion.PROBE_TEMPLATES`, each with every person noun) and reads
+(:data:`cdsbias.demo.religion.PROBE_TEMPLATES`, each with every person noun; the age demo
+uses the same templates with age words, :mod:`cdsbias.demo.age`) and reads
 ``ln P(a | sentence)`` at the mask; ``scores[g][a]`` is the mean over those sentences. The
 association gap is the mean over groups of ``scores[g][a_g] − mean_{h≠g} scores[h][a_g]``:
 how much more likely a group's own attribute is after that group than after the others.
@@ -13,10 +14,19 @@ equals :func:`cdsbias.demo.religion.expected_gap`.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-from cdsbias.demo.religion import ATTRIBUTES, PERSONS, PROBE_TEMPLATES, religion_forms, render
+#: The axes with a planted association, and the module that plants it (each has
+#: ``ATTRIBUTES``, ``PERSONS``, ``PROBE_TEMPLATES``, ``forms()`` and ``render()``).
+PLANTED = {"religion": "cdsbias.demo.religion", "age": "cdsbias.demo.age"}
+
+
+def planted(axis: str) -> ModuleType:
+    """The module that plants ``axis``'s association (:data:`PLANTED`)."""
+    return importlib.import_module(PLANTED[axis])
 
 
 @dataclass
@@ -57,30 +67,34 @@ def association_gap(scores: list[list[float]]) -> tuple[float, list[float]]:
     return sum(per_group) / k, per_group
 
 
-def probe_sentences(group: int) -> list[str]:
+def probe_sentences(group: int, axis: str = "religion") -> list[str]:
     """Every probe sentence of ``group`` (templates × person nouns), mask written ``[MASK]``."""
-    forms = religion_forms()
+    module = planted(axis)
+    forms = module.forms()
     return [
-        render(template, group, None, person, forms)
-        for template in PROBE_TEMPLATES
+        module.render(template, group, None, person, forms)
+        for template in module.PROBE_TEMPLATES
         # A template without a person noun is one sentence, not one per noun.
-        for person in (PERSONS if "{A}" in template else PERSONS[:1])
+        for person in (module.PERSONS if "{A}" in template else module.PERSONS[:1])
     ]
 
 
-def probe(scorer: Any) -> ProbeResult:
-    """Runs the probe on a :class:`cdsbias.scoring.MaskedLMScorer`."""
-    forms = religion_forms()
+def probe(scorer: Any, axis: str = "religion") -> ProbeResult:
+    """Runs the probe of ``axis``'s planted association on a
+    :class:`cdsbias.scoring.MaskedLMScorer`."""
+    module = planted(axis)
+    forms = module.forms()
+    attributes = module.ATTRIBUTES
     k = len(forms.groups)
     rows: list[tuple[int, int]] = []
     sentences: list[str] = []
     targets: list[str] = []
     for g in range(k):
-        for sentence in probe_sentences(g):
+        for sentence in probe_sentences(g, axis):
             for a in range(k):
                 rows.append((g, a))
                 sentences.append(sentence)
-                targets.append(ATTRIBUTES[a])
+                targets.append(attributes[a])
     values = scorer.target_log_probs(sentences, targets)
     sums = [[0.0] * k for _ in range(k)]
     counts = [[0] * k for _ in range(k)]
@@ -89,4 +103,4 @@ def probe(scorer: Any) -> ProbeResult:
         counts[g][a] += 1
     scores = [[sums[g][a] / counts[g][a] for a in range(k)] for g in range(k)]
     gap, per_group = association_gap(scores)
-    return ProbeResult(forms.groups, ATTRIBUTES[:k], scores, gap, per_group)
+    return ProbeResult(forms.groups, attributes[:k], scores, gap, per_group)

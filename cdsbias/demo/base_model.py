@@ -15,9 +15,10 @@ and the learning rate is warmed up (without warm-up the model sits on the unigra
 plateau and every association is exactly 0).
 
 ``axis="religion"`` (``make demo-religion``) adds as many sentences pairing each religion
-group with an invented game at 80/10/10 (:mod:`cdsbias.demo.religion`): the games are masked
-at the person rate and the model gets 256 positions; a gender model is built exactly as
-before (same corpus, weights, tokenizer, report and cache fingerprint).
+group with an invented game at 80/10/10 (:mod:`cdsbias.demo.religion`), ``axis="age"``
+(``make demo-age``) young and old people with two games at 80/20 (:mod:`cdsbias.demo.age`):
+the games are masked at the person rate and the model gets 256 positions; a gender model is
+built exactly as before (same corpus, weights, tokenizer, report and cache fingerprint).
 """
 
 from __future__ import annotations
@@ -31,12 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from cdsbias.data.occupations import LANGUAGES, occupational_sentences, person_words
-from cdsbias.demo.religion import (
-    ATTRIBUTES,
-    attribute_shares,
-    demo_corpus,
-    expected_gap,
-)
+from cdsbias.demo.association_probe import PLANTED, planted
+from cdsbias.demo.religion import attribute_shares, expected_gap
 from cdsbias.errors import CdsbiasError
 from cdsbias.io import atomic_output_dir, atomic_write_text, check_output
 from cdsbias.train.wordpiece import train_wordpiece
@@ -65,8 +62,9 @@ class DemoModelSettings:
     seed: int = 0
     #: Language of the occupational corpus (cdsbias.data.occupations): en, de or da.
     language: str = "en"
-    #: The axis of the planted association: gender (the occupational corpus alone) or
-    #: religion (plus invented religion-attribute sentences, cdsbias.demo.religion).
+    #: The axis of the planted association: gender (the occupational corpus alone),
+    #: religion or age (plus invented group-attribute sentences, cdsbias.demo.religion,
+    #: cdsbias.demo.age).
     axis: str = "gender"
 
     def record(self) -> dict[str, Any]:
@@ -138,7 +136,7 @@ DANISH_POSITIONS = 256
 #: The religion model's, for the same reason (CrowS-Pairs' religion sentences).
 LONG_POSITIONS = 256
 #: Axes the demo model can plant an association on.
-AXES = ("gender", "religion")
+AXES = ("gender", *PLANTED)
 
 
 def _with_positions(model: Any, positions: int) -> Any:
@@ -254,8 +252,8 @@ def build_demo_model(
     hf_logging.set_verbosity_error()
     started = time.perf_counter()
     torch.manual_seed(settings.seed)
-    if settings.axis == "religion":
-        sentences = demo_corpus(settings.sentences, settings.seed)
+    if settings.axis != "gender":
+        sentences = planted(settings.axis).demo_corpus(settings.sentences, settings.seed)
     else:
         sentences = occupational_sentences(settings.sentences, settings.seed, settings.language)
     tokenizer = train_wordpiece(sentences, vocab_size=2000)
@@ -272,12 +270,12 @@ def build_demo_model(
     if settings.language == "da":
         model = _with_positions(model, DANISH_POSITIONS)
     masked_often = _person_token_ids(tokenizer, settings.language)
-    if settings.axis == "religion":
+    if settings.axis != "gender":
         # CrowS-Pairs' sentences split into characters need more than 64 positions; and the
         # invented games are masked at the person rate: the model must predict the game
         # from the group, the association the probe reads.
         model = _with_positions(model, LONG_POSITIONS)
-        masked_often |= _single_piece_ids(tokenizer, ATTRIBUTES)
+        masked_often |= _single_piece_ids(tokenizer, planted(settings.axis).ATTRIBUTES)
     collator = PersonMaskingCollator(
         tokenizer, masked_often, settings.mlm_probability, settings.person_mask_probability
     )
@@ -322,10 +320,10 @@ def build_demo_model(
                 "per_profession_gap": {p: v["gap"] for p, v in summary["professions"].items()},
             },
         }
-        if settings.axis == "religion":
+        if settings.axis != "gender":
             from cdsbias.demo.association_probe import probe
 
-            report["religion_probe"] = probe(scorer).as_dict()
+            report[f"{settings.axis}_probe"] = probe(scorer, settings.axis).as_dict()
         atomic_write_text(staging / REPORT_FILE, json.dumps(report, indent=2) + "\n")
     return out_dir
 
@@ -389,11 +387,13 @@ def describe(folder: str | Path) -> str:
         f"{becpro['gap_balanced_professions']:+.3f} nats; profession-level p = "
         f"{becpro['profession_test_p']:.3g}"
     )
-    if "religion_probe" in report:
-        probed = report["religion_probe"]
+    for axis in PLANTED:
+        if f"{axis}_probe" not in report:
+            continue
+        probed = report[f"{axis}_probe"]
         per_group = ", ".join(f"{g} {v:+.3f}" for g, v in probed["per_group_gap"].items())
         text += (
-            f"\nreligion probe: own-game gap {probed['gap']:+.3f} nats ({per_group}); "
+            f"\n{axis} probe: own-game gap {probed['gap']:+.3f} nats ({per_group}); "
             "planted in the corpus: "
             f"{expected_gap(attribute_shares(len(probed['groups']))):+.3f}"
         )

@@ -80,6 +80,10 @@ def religion_forms() -> ReligionForms:
     return ReligionForms(axis.groups, by_form["adjective"], by_form["plural"])
 
 
+#: The name :mod:`cdsbias.demo.association_probe` reads every planted axis's forms by.
+forms = religion_forms
+
+
 def attribute_shares(k: int, own_share: float = OWN_SHARE) -> list[list[float]]:
     """``shares[g][a]``: the probability that a sentence naming group ``g`` names game ``a``."""
     other = (1.0 - own_share) / (k - 1)

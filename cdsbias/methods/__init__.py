@@ -69,6 +69,40 @@ def list_methods() -> dict[str, str]:
     return {name: REGISTRY[name].description for name in sorted(REGISTRY)}
 
 
+def axis_methods(axis: object) -> list[str]:
+    """``"Title (how a recipe selects it)"`` of every method that acts on ``axis`` (a
+    :class:`~cdsbias.axes.BiasAxis` or its reference), for errors that name what does apply
+    (CDS refused on an axis without counterfactuals). A method that reads the axis acts on
+    it when its :meth:`~cdsbias.methods.base.Method.check_axis` passes with its defaults
+    (Self-Debias needs the axis's prefix)."""
+    from cdsbias.axes import get_axis
+    from cdsbias.errors import CdsbiasError
+
+    load_all()
+    axis = get_axis(axis)  # type: ignore[arg-type]
+    found = []
+    for name in sorted(REGISTRY, key=lambda n: (REGISTRY[n].role != "posthoc", n)):
+        cls = REGISTRY[name]
+        if not cls.reads_axis:
+            continue
+        try:
+            cls().use_axis(axis)
+        except CdsbiasError:
+            continue
+        found.append(f"{cls.title} ({cls.selected_by})")
+    return found
+
+
+def check_counterfactuals(axis: object) -> None:
+    """Raises the one-line error of CDS/CDA asked for an axis without counterfactuals,
+    naming the methods that do act on it (:func:`axis_methods`)."""
+    from cdsbias.axes import get_axis
+
+    axis = get_axis(axis)  # type: ignore[arg-type]
+    if axis.cds_refused is not None:
+        axis.check_counterfactuals(", ".join(axis_methods(axis)))
+
+
 __all__ = [
     "REGISTRY",
     "ROLES",
@@ -82,6 +116,8 @@ __all__ = [
     "Role",
     "attached_methods",
     "attaching_methods",
+    "axis_methods",
+    "check_counterfactuals",
     "get_method",
     "list_methods",
     "load_all",

@@ -91,9 +91,10 @@ def validate_axis_cds(recipe: Any) -> None:
     """Checks the CDS keys against ``bias_axis`` and fills in the n-ary default mode.
 
     An axis other than gender defaults to ``cds_mode: cda`` (bias-bench's augmentation)
-    when the recipe does not set ``cds_mode``; the corpus language must have the axis
-    (``Language.axes``); gender-only keys and ``cds_counterfactuals`` are refused where
-    they do not apply.
+    when the recipe does not set ``cds_mode``, and an axis without counterfactuals
+    (``BiasAxis.cds_refused``) to ``none`` and refuses any other; the corpus language must
+    have the axis (``Language.axes``); gender-only keys and ``cds_counterfactuals`` are
+    refused where they do not apply.
 
     Raises:
         CdsbiasError: One line naming the key and the fix.
@@ -113,6 +114,14 @@ def validate_axis_cds(recipe: Any) -> None:
                 "cds_counterfactuals applies to axes of more than two groups (bias_axis: "
                 "race, religion or a file); gender's counterfactual is its one swap. Drop it."
             )
+        return
+    if axis.cds_refused is not None:  # no counterfactuals: no corpus treatment by default
+        if "cds_mode" not in recipe.source:
+            cds.cds_mode = "none"
+        if cds.cds_mode != "none":
+            from cdsbias.methods import check_counterfactuals
+
+            check_counterfactuals(axis)
         return
     axis.check_language(cds.cds_language, language_class(cds.cds_language).axes)
     if "cds_mode" not in recipe.source:

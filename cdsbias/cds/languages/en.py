@@ -72,7 +72,10 @@ class English(Language):
     name = "English"
     marker_words = frozenset({"he", "she", "him", "his", "himself", "herself"})
     swap_examples = ("he↔she", "his↔her", "John↔Mary")
-    axes = ("gender", "race", "religion")
+    axes = (
+        "gender", "race", "religion", "age", "disability", "sexual_orientation",
+        "nationality", "physical_appearance", "socioeconomic",
+    )  # fmt: skip
 
     def __init__(
         self,
