@@ -31,7 +31,11 @@ Word lists: ``resources/wordlists/en_neutral.txt``.
 
 from __future__ import annotations
 
-from cdsbias.cds.languages.en_pronouns import LY_NOT_ADVERBS, OBJECT_FOLLOWERS
+from cdsbias.cds.languages.en_pronouns import (
+    LY_NOT_ADVERBS,
+    OBJECT_FOLLOWERS,
+    PAST_TENSE_VERBS,
+)
 from cdsbias.cds.wordlists import load_word_sets, resource_path
 
 _WORDS = load_word_sets(resource_path("en_neutral.txt"))
@@ -40,6 +44,7 @@ NOT_VERBS = _WORDS["not_verbs"]
 HAS_PARTICIPLES = _WORDS["has_participles"]
 ES_STEMS = _WORDS["es_stems"]
 CLAUSE_ENDS = _WORDS["clause_ends"]
+INVERTING_ADVERBS = _WORDS["inverting_adverbs"]
 
 #: Third-person singular forms with an irregular plural-agreement form.
 IRREGULAR = {
@@ -107,6 +112,12 @@ def plural_verb(lower: str) -> str | None:
     return lower[:-1]
 
 
+def is_past_tense(lower: str) -> bool:
+    """True for a past tense that may head a subject's predicate: an irregular one of
+    en_pronouns' ``past_tense_verbs`` or a regular *-ed* form."""
+    return lower in PAST_TENSE_VERBS or (len(lower) > 4 and lower.endswith("ed"))
+
+
 def _gap(text: str, tokens: list[Token], left: int, right: int) -> str:
     return text[tokens[left][1] : tokens[right][0]]
 
@@ -143,10 +154,29 @@ def inverted_auxiliary(text: str, tokens: list[Token], index: int) -> int | None
         position -= 1  # "isn't she": the stem is the token before "t"
     if tokens[position][2].lower() not in _INVERTED:
         return None
+    if _after_inverting_adverb(text, tokens, position):
+        return position  # "Nor has he been", "and so is she"
     rest = text[tokens[index][1] :]
     ends = [rest.find(mark) for mark in ".!?"]
     found = [end for end in ends if end >= 0]
     return position if found and min(found) == ends[2] else None
+
+
+def _after_inverting_adverb(text: str, tokens: list[Token], auxiliary: int) -> bool:
+    """True if an ``inverting_adverbs`` word that opens its clause stands right before the
+    auxiliary ``tokens[auxiliary]`` ("Nor has", "and so is", "Not only does"; not "It never
+    is she", where "it" is the subject)."""
+    adverb = auxiliary - 1
+    if adverb < 0 or _gap(text, tokens, adverb, auxiliary).strip():
+        return False
+    if tokens[adverb][2].lower() not in INVERTING_ADVERBS:
+        return False
+    if tokens[adverb][2].lower() == "only" and adverb and tokens[adverb - 1][2].lower() == "not":
+        adverb -= 1  # "Not only does she"
+    if adverb == 0:
+        return not text[: tokens[0][0]].strip(" \"'“‘(")
+    gap = _gap(text, tokens, adverb - 1, adverb)
+    return any(mark in gap for mark in ".!?;:,") or tokens[adverb - 1][2].lower() in _CONJUNCTIONS
 
 
 def contraction_is_has(text: str, tokens: list[Token], index: int) -> bool:
@@ -176,19 +206,61 @@ def coordinated_verbs(text: str, tokens: list[Token], verb: int) -> list[int]:
         if any(mark in _CLAUSE_PUNCTUATION for mark in gap):
             break
         lower = tokens[position][2].lower()
-        if lower in _SUBJECTS or lower in CLAUSE_ENDS:
+        if lower in CLAUSE_ENDS or (
+            lower in _SUBJECTS and not _object_pronoun(text, tokens, position)
+        ):
             break
+        verbs = (verb, *found)
         if lower in _CONJUNCTIONS:
             candidate = verb_after(text, tokens, position)
-            if candidate is not None and _is_coordinated_verb(text, tokens, position, candidate):
+            if candidate is not None and _is_coordinated_verb(
+                text, tokens, position, candidate, verbs
+            ):
                 found.append(candidate)
                 position = candidate + 1
                 continue
+        elif gap.strip() == "," and _is_listed_verb(text, tokens, position):
+            found.append(position)  # "gets up, brushes her teeth and leaves"
         position += 1
     return found
 
 
-def _is_coordinated_verb(text: str, tokens: list[Token], conjunction: int, candidate: int) -> bool:
+def _object_pronoun(text: str, tokens: list[Token], position: int) -> bool:
+    """True for an *it* or *you* that is an object ("fixes it and goes"): after a word
+    that does not open a clause, and not before a verb of its own ("thinks it looks")."""
+    lower = tokens[position][2].lower()
+    if lower not in ("it", "you") or position == 0:
+        return False
+    if tokens[position - 1][2].lower() in _CONJUNCTIONS:
+        return False
+    if position + 1 < len(tokens) and not _gap(text, tokens, position, position + 1).strip():
+        following = tokens[position + 1][2].lower()
+        if following in IRREGULAR or plural_verb(following) is not None:
+            return False
+    return True
+
+
+def _is_listed_verb(text: str, tokens: list[Token], position: int) -> bool:
+    """After a comma: a third-person verb followed by its object, a preposition or an
+    adverb ("makes his lunch, hooks up the trailer"), not by a conjunction ("cats, dogs and")."""
+    lower = tokens[position][2].lower()
+    if plural_verb(lower) is None or lower in IRREGULAR:
+        return lower in IRREGULAR
+    if position + 1 >= len(tokens) or _gap(text, tokens, position, position + 1).strip():
+        return False
+    following = tokens[position + 1][2].lower()
+    if following in _CONJUNCTIONS:
+        return False
+    return following in _OBJECT_STARTERS or following in OBJECT_FOLLOWERS or is_adverb(following)
+
+
+def _is_coordinated_verb(
+    text: str,
+    tokens: list[Token],
+    conjunction: int,
+    candidate: int,
+    verbs: tuple[int, ...] = (),
+) -> bool:
     lower = tokens[candidate][2].lower()
     if lower in IRREGULAR:
         return True  # "is", "has", "doesn't" are verbs whatever follows
@@ -200,6 +272,6 @@ def _is_coordinated_verb(text: str, tokens: list[Token], conjunction: int, candi
     if following in _OBJECT_STARTERS:
         return True
     before = tokens[conjunction - 1][2].lower() if conjunction else ""
-    if before.endswith("s") and plural_verb(before) is not None:
+    if conjunction - 1 not in verbs and before.endswith("s") and plural_verb(before) is not None:
         return False  # "cats and dogs in the garden": two plural nouns
     return following in OBJECT_FOLLOWERS or is_adverb(following)

@@ -45,10 +45,12 @@ from cdsbias.cds.languages.en_agreement import (
     contraction_is_has,
     coordinated_verbs,
     inverted_auxiliary,
+    is_past_tense,
     plural_verb,
     verb_after,
 )
 from cdsbias.cds.languages.en_analysis import Analysis, Analyzer
+from cdsbias.cds.languages.en_informal import her_is_object, his_is_determiner
 from cdsbias.cds.pronoun_families import PronounFamily, pronoun_family
 from cdsbias.cds.wordlists import data_lines, load_word_sets, resource_path
 from cdsbias.errors import CdsbiasError
@@ -57,6 +59,15 @@ _NOMINATIVES = frozenset({"he", "she"})
 _PRONOUNS = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
 _TITLES = ABBREVIATIONS | frozenset(TITLE_MAP) | {"madam", "madame", "mister", "master"}
 _CONTRACTION_S = ("'s", "’s")
+
+
+def _in_hyphenated_word(text: str, start: int, end: int) -> bool:
+    """True if the word ``text[start:end]`` is joined by a hyphen to a letter or digit on
+    either side: part of a compound or a made-up word (*his-and-hers*, *she-wolf*,
+    *Zig-zag-her-zog*), not a pronoun to rewrite."""
+    return (start >= 2 and text[start - 1] == "-" and text[start - 2].isalnum()) or (
+        text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum()
+    )
 
 
 def load_neutral_nouns() -> dict[str, tuple[str, str]]:
@@ -176,7 +187,10 @@ class EnglishNeutral(English):
             lower = word.lower()
             if word != lower and not word.isupper() and not word[1:].islower():
                 continue  # mixed case ("McDonald"): a brand or a name
-            if lower in _PRONOUNS:
+            if lower in _PRONOUNS and _in_hyphenated_word(text, start, end):
+                if skipped is not None:
+                    skipped.append(Skip(start, end, word, "pronoun in a hyphenated word kept"))
+            elif lower in _PRONOUNS:
                 edits[start] = Edit(
                     start,
                     end,
@@ -207,10 +221,17 @@ class EnglishNeutral(English):
         word = tokens[index][2]
         if lower in self._map:
             return match_case(word, self._map[lower])
+        family = self.family
+        # Informal-text cues first (en_informal: "behind his back", "told her #truestory").
+        if lower == "his" and his_is_determiner(text, tokens, index):
+            return match_case(word, family.possessive_dependent)
+        if lower == "her":
+            cue = her_is_object(text, tokens, index)
+            if cue is not None:
+                return match_case(word, family.accusative if cue else family.possessive_dependent)
         # The binary rules decide the syntax: her -> his (possessive) / him (object), his
         # -> her (before a noun) / hers (standing alone).
         binary = self._pronoun(text, tokens, index, lower, analysis)
-        family = self.family
         form = {
             "his": family.possessive_dependent,
             "him": family.accusative,
@@ -230,9 +251,16 @@ class EnglishNeutral(English):
         if auxiliary is not None:
             return [self._verb_edit(tokens, auxiliary)]
         verb = verb_after(text, tokens, index)
-        if verb is None or plural_verb(tokens[verb][2].lower()) is None:
+        if verb is None:
             return []
-        found = [verb, *coordinated_verbs(text, tokens, verb)]
+        if plural_verb(tokens[verb][2].lower()) is None:
+            # A past tense does not agree, but a later verb of its predicate does ("wanted
+            # to come but was tired" -> "but were").
+            if not is_past_tense(tokens[verb][2].lower()):
+                return []
+            found = coordinated_verbs(text, tokens, verb)
+        else:
+            found = [verb, *coordinated_verbs(text, tokens, verb)]
         return [self._verb_edit(tokens, position) for position in found]
 
     @staticmethod
