@@ -22,8 +22,9 @@ What counts as each class:
 * ``code``: Markdown code, a block fenced by exactly three backticks (`````...`````) or an
   inline span between single backticks on one line. Double backticks open a LaTeX quote,
   as GAP and other corpora from Wikipedia write them (````his masterpiece''``, also
-  unbalanced or closed by ``````, and ````````), so they are never code; nor is ```Fred' and `Ginger'``: a single-backtick span may not
-  hold a ``'`` before a non-letter (the LaTeX single quote; *don't* may).
+  unbalanced or closed by ``````, and ````````), so they are never code; nor is
+  ```Fred' and `Ginger'``: a single-backtick span may not hold a ``'`` before a
+  non-letter (the LaTeX single quote; *don't* may).
 
 Hashtags are not guarded (*#truestory* is text; a rule decides around it). The n-ary axis
 substitution (cdsbias.cds.axis_substitution) is not a ``Language``; it can call

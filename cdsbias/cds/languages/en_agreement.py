@@ -72,6 +72,16 @@ _OBJECT_STARTERS = frozenset(
     | {"your", "our", "him", "them", "it", "me", "us", "you", "he", "she", "they", "some"}
 )
 _APOSTROPHES = "'’"
+# After a comma-listed verb: what starts its object ("brushes her teeth", "locks the door").
+_LIST_OBJECTS = frozenset(
+    {"a", "an", "the", "his", "her", "their", "its", "my", "your", "our"}
+    | {"him", "them", "it", "me", "us"}
+)
+#: A subject after one of these is in a subordinate clause that a comma ends.
+SUBORDINATORS = frozenset(
+    {"after", "as", "when", "while", "if", "because", "since", "before", "until", "although"}
+    | {"though", "once", "whenever", "unless", "whereas", "whether", "where", "that", "than"}
+)
 
 Token = tuple[int, int, str]
 
@@ -196,9 +206,27 @@ def contraction_is_has(text: str, tokens: list[Token], index: int) -> bool:
     return False
 
 
-def coordinated_verbs(text: str, tokens: list[Token], verb: int) -> list[int]:
+def coordinated_verbs(
+    text: str,
+    tokens: list[Token],
+    verb: int,
+    *,
+    lists: bool = True,
+    only_irregular: bool = False,
+) -> list[int]:
     """Token indices of the later verbs that share the subject of ``tokens[verb]`` (rule 2
-    of the module docstring)."""
+    of the module docstring).
+
+    Args:
+        text: The document.
+        tokens: Its words.
+        verb: The subject's first verb.
+        lists: Also take a verb after a comma ("gets up, brushes her teeth"); False for a
+            subject inside a subordinate clause ("after she was killed, follows the notes":
+            the comma ends that clause).
+        only_irregular: Take only *is/was/has/does* (after a past tense: "wanted to come but
+            was tired"; a present *-s* word there is more often a noun).
+    """
     found: list[int] = []
     position = verb + 1
     while position < len(tokens):
@@ -213,45 +241,45 @@ def coordinated_verbs(text: str, tokens: list[Token], verb: int) -> list[int]:
         verbs = (verb, *found)
         if lower in _CONJUNCTIONS:
             candidate = verb_after(text, tokens, position)
-            if candidate is not None and _is_coordinated_verb(
-                text, tokens, position, candidate, verbs
+            if (
+                candidate is not None
+                and (not only_irregular or tokens[candidate][2].lower() in IRREGULAR)
+                and _is_coordinated_verb(text, tokens, position, candidate, verbs)
             ):
                 found.append(candidate)
                 position = candidate + 1
                 continue
-        elif gap.strip() == "," and _is_listed_verb(text, tokens, position):
+        elif (
+            lists and not only_irregular and gap == ", " and _is_listed_verb(text, tokens, position)
+        ):
             found.append(position)  # "gets up, brushes her teeth and leaves"
         position += 1
     return found
 
 
 def _object_pronoun(text: str, tokens: list[Token], position: int) -> bool:
-    """True for an *it* or *you* that is an object ("fixes it and goes"): after a word
-    that does not open a clause, and not before a verb of its own ("thinks it looks")."""
-    lower = tokens[position][2].lower()
-    if lower not in ("it", "you") or position == 0:
+    """True for an *it* or *you* that is the object before a conjunction ("fixes it and
+    goes", "finish it and needs"), not the subject of a clause of its own."""
+    if tokens[position][2].lower() not in ("it", "you") or position + 1 >= len(tokens):
         return False
-    if tokens[position - 1][2].lower() in _CONJUNCTIONS:
-        return False
-    if position + 1 < len(tokens) and not _gap(text, tokens, position, position + 1).strip():
-        following = tokens[position + 1][2].lower()
-        if following in IRREGULAR or plural_verb(following) is not None:
-            return False
-    return True
+    return (
+        _gap(text, tokens, position, position + 1) == " "
+        and tokens[position + 1][2].lower() in _CONJUNCTIONS
+        and position > 0
+        and tokens[position - 1][2].lower() not in _CONJUNCTIONS
+    )
 
 
 def _is_listed_verb(text: str, tokens: list[Token], position: int) -> bool:
-    """After a comma: a third-person verb followed by its object, a preposition or an
-    adverb ("makes his lunch, hooks up the trailer"), not by a conjunction ("cats, dogs and")."""
-    lower = tokens[position][2].lower()
-    if plural_verb(lower) is None or lower in IRREGULAR:
-        return lower in IRREGULAR
-    if position + 1 >= len(tokens) or _gap(text, tokens, position, position + 1).strip():
+    """After a comma: a lower-case third-person verb followed by an article, a possessive
+    or an object pronoun ("makes his lunch, locks the door"); not a capitalised word (a
+    name: "Hermes"), nor one before a preposition ("Dotty, names that", "founders of")."""
+    word = tokens[position][2]
+    if not word.islower() or word in IRREGULAR or plural_verb(word) is None:
         return False
-    following = tokens[position + 1][2].lower()
-    if following in _CONJUNCTIONS:
+    if position + 1 >= len(tokens) or _gap(text, tokens, position, position + 1) != " ":
         return False
-    return following in _OBJECT_STARTERS or following in OBJECT_FOLLOWERS or is_adverb(following)
+    return tokens[position + 1][2].lower() in _LIST_OBJECTS
 
 
 def _is_coordinated_verb(

@@ -10,7 +10,8 @@ stays what it was (its swap would often read as well either way: *him*/*his*).
 
 * an opening quote and a word (*his 'type'*, *his "heart"*), also after a degree word
   (*his most "famous" song*);
-* a capitalised or all-capitals word inside a sentence (*his Mom*, *his GUTS*);
+* a capitalised or all-capitals word inside a sentence (*his Mom*, *his GUTS*), when *his*
+  itself is in lower case (not a title: *The Choice Is His To Make*);
 * a degree word that is also a noun, where nothing follows it that it could modify
   (``noun_degree_words``: *behind his back.*, *did his best*, *gave it his all*).
 
@@ -18,13 +19,14 @@ stays what it was (its swap would often read as well either way: *him*/*his*).
 
 * a mark that cannot open a noun phrase: a hashtag (*told her #truestory*), an ellipsis
   (*her…*), an emoji or other symbol; not a digit, a currency, *#1* or an opening quote;
-* an informal particle (``informal_particles``: *texted her lol*), an adverb without -ly
-  (``informal_adverbs``: *hug her tight*) or a past tense that is seldom an adjective
-  (``object_past_verbs``: *my love for her reached*);
-* a day or time (``time_words``: *see her sunday*, *met her Tuesday at*) that no content word
-  follows;
+* an informal particle (``informal_particles``: *texted her lol*) or a past tense that is
+  seldom an adjective (``object_past_verbs``: *my love for her reached*);
+* an adverb without -ly (``informal_adverbs``: *hug her tight*) or a day or time
+  (``time_words``: *see her sunday*, *met her Tuesday at*) that no content word follows
+  (*her tight schedule*, *her best friend*, *her Sunday best* are possessives);
 * after *make/let/help/see/watch/...* (en_pronouns' bare-verb governors), a word followed by an
-  object (*make her regret it*, *watch her eat the cake*): a bare verb;
+  object pronoun (*make her regret it*, *let her have them*): a bare verb (not before a
+  determiner: *made her bed the night before*);
 * an all-capitals word, which is decided as if it were written in lower case (*feed her
   WELL*, *told her NOTHING*: "well" and "nothing" make "her" an object).
 
@@ -104,7 +106,10 @@ def his_is_determiner(text: str, tokens: list[Token], index: int) -> bool:
         return False
     lower = following.lower()
     if following[:1].isupper() and following != "I":
-        return _inside_sentence(text, tokens[index + 1][0]) or following.isupper()
+        # "his Mom", "his GUTS"; but not in a title ("The Choice Is His To Make").
+        if tokens[index][2] == "his":
+            return _inside_sentence(text, tokens[index + 1][0]) or following.isupper()
+        return tokens[index][2] == "HIS" and following.isupper()
     if lower in DEGREE_WORDS and _opening_quote(gap_after_next, after_next):
         return True  # his most "famous" song
     if lower in NOUN_DEGREE_WORDS:
@@ -135,8 +140,19 @@ def her_is_object(text: str, tokens: list[Token], index: int) -> bool | None:
     if not following:
         return None
     lower = following.lower()
-    if lower in INFORMAL_PARTICLES or lower in INFORMAL_ADVERBS or lower in OBJECT_PAST_VERBS:
+    if lower in INFORMAL_PARTICLES or lower in OBJECT_PAST_VERBS:
         return True
+    if lower in INFORMAL_ADVERBS or lower in TIME_WORDS:
+        # "hug her tight", "see her sunday", "met her Tuesday at"; but "her tight schedule",
+        # "her best friend", "her Sunday best": a content word after them is her noun.
+        if gap_after_next.strip() == "-":
+            return False  # "her best-selling album": a compound adjective
+        return (
+            not after_next
+            or bool(gap_after_next.strip())
+            or after_next.lower() in OBJECT_FOLLOWERS
+            or after_next.lower() in TIME_WORDS
+        )
     if len(following) > 1 and following.isupper():
         # An all-capitals word is decided as if it were written in lower case.
         return not her_is_possessive(
@@ -145,13 +161,6 @@ def her_is_object(text: str, tokens: list[Token], index: int) -> bool | None:
             lower,
             gap_after_next,
             after_next.lower() if after_next.isupper() else after_next,
-        )
-    if lower in TIME_WORDS:
-        return (
-            not after_next
-            or bool(gap_after_next.strip())
-            or after_next.lower() in OBJECT_FOLLOWERS
-            or after_next.lower() in TIME_WORDS
         )
     if (
         previous_lower in BARE_VERB_GOVERNORS
@@ -163,8 +172,9 @@ def her_is_object(text: str, tokens: list[Token], index: int) -> bool | None:
     return None
 
 
-# A bare verb's object: "make her regret it", "watch her eat the cake".
+# A bare verb's object: "make her regret it", "let her have them". Pronouns only: after a
+# determiner the word is as often her noun ("made her bed the night before").
 _OBJECTS = frozenset(
-    {"it", "them", "me", "us", "you", "him", "this", "that", "the", "a", "an", "everything"}
-    | {"something", "anything", "nothing", "everyone", "everybody", "my", "your", "our"}
+    {"it", "them", "me", "us", "you", "him", "everything", "something", "anything"}
+    | {"nothing", "everyone", "everybody", "someone", "somebody"}
 )

@@ -42,6 +42,7 @@ from cdsbias.cds.edits import Edit, match_case
 from cdsbias.cds.languages.base import Skip
 from cdsbias.cds.languages.en import ABBREVIATIONS, TITLE_MAP, WORD_PATTERN, English
 from cdsbias.cds.languages.en_agreement import (
+    SUBORDINATORS,
     contraction_is_has,
     coordinated_verbs,
     inverted_auxiliary,
@@ -253,14 +254,15 @@ class EnglishNeutral(English):
         verb = verb_after(text, tokens, index)
         if verb is None:
             return []
+        lists = not index or tokens[index - 1][2].lower() not in SUBORDINATORS
         if plural_verb(tokens[verb][2].lower()) is None:
-            # A past tense does not agree, but a later verb of its predicate does ("wanted
-            # to come but was tired" -> "but were").
+            # A past tense does not agree, but a later is/was/has/does of its predicate
+            # does ("wanted to come but was tired" -> "but were").
             if not is_past_tense(tokens[verb][2].lower()):
                 return []
-            found = coordinated_verbs(text, tokens, verb)
+            found = coordinated_verbs(text, tokens, verb, lists=lists, only_irregular=True)
         else:
-            found = [verb, *coordinated_verbs(text, tokens, verb)]
+            found = [verb, *coordinated_verbs(text, tokens, verb, lists=lists)]
         return [self._verb_edit(tokens, position) for position in found]
 
     @staticmethod
