@@ -31,6 +31,8 @@ Word lists: ``resources/wordlists/en_neutral.txt``.
 
 from __future__ import annotations
 
+import re
+
 from cdsbias.cds.languages.en_pronouns import (
     LY_NOT_ADVERBS,
     OBJECT_FOLLOWERS,
@@ -72,6 +74,9 @@ _OBJECT_STARTERS = frozenset(
     | {"your", "our", "him", "them", "it", "me", "us", "you", "he", "she", "they", "some"}
 )
 _APOSTROPHES = "'’"
+# How many words after a past tense coordinated_verbs looks for a coordinated is/was/has.
+_PAST_WINDOW = 16
+_IRREGULAR_WORD = re.compile(r"\b(?i:is|was|has|does)(?:n['’]t)?\b")
 # After a comma-listed verb: what starts its object ("brushes her teeth", "locks the door").
 _LIST_OBJECTS = frozenset(
     {"a", "an", "the", "his", "her", "their", "its", "my", "your", "our"}
@@ -229,22 +234,31 @@ def coordinated_verbs(
     """
     found: list[int] = []
     position = verb + 1
-    while position < len(tokens):
+    # After a past tense the auxiliary comes soon ("wanted to come but was"); a bound keeps
+    # long sentences of past tenses (most of Wikipedia) cheap.
+    last = len(tokens)
+    if only_irregular:
+        last = min(last, verb + _PAST_WINDOW)
+        # (the loop may take a verb right after the window's last "and": search to it)
+        if position >= last or not _IRREGULAR_WORD.search(
+            text, tokens[position][0], tokens[min(last, len(tokens) - 1)][1]
+        ):
+            return found
+    while position < last:
         gap = _gap(text, tokens, position - 1, position)
-        if any(mark in _CLAUSE_PUNCTUATION for mark in gap):
+        if gap != " " and not _CLAUSE_PUNCTUATION.isdisjoint(gap):
             break
         lower = tokens[position][2].lower()
         if lower in CLAUSE_ENDS or (
             lower in _SUBJECTS and not _object_pronoun(text, tokens, position)
         ):
             break
-        verbs = (verb, *found)
         if lower in _CONJUNCTIONS:
             candidate = verb_after(text, tokens, position)
             if (
                 candidate is not None
                 and (not only_irregular or tokens[candidate][2].lower() in IRREGULAR)
-                and _is_coordinated_verb(text, tokens, position, candidate, verbs)
+                and _is_coordinated_verb(text, tokens, position, candidate, (verb, *found))
             ):
                 found.append(candidate)
                 position = candidate + 1

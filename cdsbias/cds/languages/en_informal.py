@@ -53,6 +53,8 @@ NOUN_DEGREE_WORDS = _WORDS["noun_degree_words"]
 NAMING_VERBS = _WORDS["naming_verbs"]
 OBJECT_PAST_VERBS = _WORDS["object_past_verbs"]
 
+_CUE_WORDS = INFORMAL_PARTICLES | OBJECT_PAST_VERBS | INFORMAL_ADVERBS | TIME_WORDS
+
 Token = tuple[int, int, str]
 _QUOTES = "'\"‘“"
 _CURRENCY = "$£€¥"
@@ -123,6 +125,16 @@ def his_is_determiner(text: str, tokens: list[Token], index: int) -> bool:
 def her_is_object(text: str, tokens: list[Token], index: int) -> bool | None:
     """The cues of the module docstring for ``tokens[index]`` (*her*): True (object), False
     (possessive) or None (no cue: the binary rules decide)."""
+    if index + 1 < len(tokens):
+        # Most "her" are followed by a space and a lower-case word no cue knows: no cue.
+        following = tokens[index + 1][2]
+        if (
+            following.islower()
+            and following not in _CUE_WORDS
+            and text[tokens[index][1] : tokens[index + 1][0]] == " "
+            and (not index or tokens[index - 1][2].lower() not in BARE_VERB_GOVERNORS)
+        ):
+            return None
     previous, gap_after, following, gap_after_next, after_next = _neighbours(text, tokens, index)
     previous_lower = previous.lower()
     mark = gap_after.strip()[:1]

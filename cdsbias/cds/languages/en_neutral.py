@@ -71,6 +71,15 @@ def _in_hyphenated_word(text: str, start: int, end: int) -> bool:
     )
 
 
+def _quote_or_capitals_after(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:
+    """True if a quote or a word in capitals follows ``tokens[index]``."""
+    end = tokens[index][1]
+    if text[end : end + 2].strip()[:1] in ("'", '"', "‘", "“"):
+        return True
+    following = tokens[index + 1][2] if index + 1 < len(tokens) else ""
+    return len(following) > 1 and following.isupper()
+
+
 def load_neutral_nouns() -> dict[str, tuple[str, str]]:
     """``en_neutral_nouns.tsv``: gendered noun -> (neutral noun, group ``noun``/``kinship``).
 
@@ -188,7 +197,11 @@ class EnglishNeutral(English):
             lower = word.lower()
             if word != lower and not word.isupper() and not word[1:].islower():
                 continue  # mixed case ("McDonald"): a brand or a name
-            if lower in _PRONOUNS and _in_hyphenated_word(text, start, end):
+            if (
+                lower in _PRONOUNS
+                and (text[start - 1 : start] == "-" or text[end : end + 1] == "-")
+                and _in_hyphenated_word(text, start, end)
+            ):
                 if skipped is not None:
                     skipped.append(Skip(start, end, word, "pronoun in a hyphenated word kept"))
             elif lower in _PRONOUNS:
@@ -223,16 +236,17 @@ class EnglishNeutral(English):
         if lower in self._map:
             return match_case(word, self._map[lower])
         family = self.family
-        # Informal-text cues first (en_informal: "behind his back", "told her #truestory").
-        if lower == "his" and his_is_determiner(text, tokens, index):
-            return match_case(word, family.possessive_dependent)
-        if lower == "her":
+        # The binary rules decide the syntax: her -> his (possessive) / him (object), his
+        # -> her (before a noun) / hers (standing alone); the informal-text cues of
+        # en_informal correct them ("behind his back", "told her #truestory"). A cue can
+        # only turn an object "her" into a possessive before a quote or a word in capitals.
+        binary = self._pronoun(text, tokens, index, lower, analysis)
+        if binary == "hers" and his_is_determiner(text, tokens, index):
+            binary = "her"
+        elif lower == "her" and (binary == "his" or _quote_or_capitals_after(text, tokens, index)):
             cue = her_is_object(text, tokens, index)
             if cue is not None:
-                return match_case(word, family.accusative if cue else family.possessive_dependent)
-        # The binary rules decide the syntax: her -> his (possessive) / him (object), his
-        # -> her (before a noun) / hers (standing alone).
-        binary = self._pronoun(text, tokens, index, lower, analysis)
+                binary = "him" if cue else "his"
         form = {
             "his": family.possessive_dependent,
             "him": family.accusative,
