@@ -192,19 +192,17 @@ def _guarded_edits_many(method: Callable[..., list[list[Edit]]]) -> Callable[...
             spans = [protected_spans(text) for text in texts]
             if not any(spans):
                 return method(self, texts, *args, skipped=skipped)
-            masked = [mask(text, own) for text, own in zip(texts, spans, strict=True)]
+            # Only the few texts with spans are masked and filtered.
+            masked = [mask(text, own) if own else text for text, own in zip(texts, spans)]
             own_skips: list[list[Skip]] | None = [] if skipped is not None else None
-            result = [
-                outside(edits, own)
-                for edits, own in zip(
-                    method(self, masked, *args, skipped=own_skips), spans, strict=True
-                )
-            ]
+            result = method(self, masked, *args, skipped=own_skips)
+            for position, own in enumerate(spans):
+                if own:
+                    result[position] = outside(result[position], own)
+                    if own_skips is not None:
+                        own_skips[position] = _merge(own_skips[position], texts[position], own)
             if skipped is not None and own_skips is not None:
-                skipped.extend(
-                    _merge(own, text, found)
-                    for own, text, found in zip(own_skips, texts, spans, strict=True)
-                )
+                skipped.extend(own_skips)
             return result
         finally:
             _ACTIVE.on = False

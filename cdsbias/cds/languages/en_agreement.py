@@ -240,9 +240,14 @@ def coordinated_verbs(
     if only_irregular:
         last = min(last, verb + _PAST_WINDOW)
         # (the loop may take a verb right after the window's last "and": search to it)
-        if position >= last or not _IRREGULAR_WORD.search(
-            text, tokens[position][0], tokens[min(last, len(tokens) - 1)][1]
-        ):
+        if position >= last:
+            return found
+        start, end = tokens[position][0], tokens[min(last, len(tokens) - 1)][1]
+        if (
+            text.find(" and ", start, end) < 0
+            and text.find(" but ", start, end) < 0
+            and text.find(" or ", start, end) < 0
+        ) or not _IRREGULAR_WORD.search(text, start, end):
             return found
     while position < last:
         gap = _gap(text, tokens, position - 1, position)

@@ -197,14 +197,13 @@ class EnglishNeutral(English):
             lower = word.lower()
             if word != lower and not word.isupper() and not word[1:].islower():
                 continue  # mixed case ("McDonald"): a brand or a name
-            if (
-                lower in _PRONOUNS
-                and (text[start - 1 : start] == "-" or text[end : end + 1] == "-")
-                and _in_hyphenated_word(text, start, end)
-            ):
-                if skipped is not None:
-                    skipped.append(Skip(start, end, word, "pronoun in a hyphenated word kept"))
-            elif lower in _PRONOUNS:
+            if lower in _PRONOUNS:
+                if (
+                    text[start - 1 : start] == "-" or text[end : end + 1] == "-"
+                ) and _in_hyphenated_word(text, start, end):
+                    if skipped is not None:
+                        skipped.append(Skip(start, end, word, "pronoun in a hyphenated word kept"))
+                    continue
                 edits[start] = Edit(
                     start,
                     end,
