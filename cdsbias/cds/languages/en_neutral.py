@@ -164,12 +164,13 @@ class EnglishNeutral(English):
             if self.analyzer is not None
             else [None] * len(texts)
         )
+        if skipped is None:
+            return [self.edits(text, analysis) for text, analysis in zip(texts, analyses)]
         result = []
         for text, analysis in zip(texts, analyses, strict=True):
             own: list[Skip] = []
             result.append(self.edits(text, analysis, skipped=own))
-            if skipped is not None:
-                skipped.append(own)
+            skipped.append(own)
         return result
 
     def edits(
@@ -190,7 +191,13 @@ class EnglishNeutral(English):
         if analysis is None and self.analyzer is not None:
             analysis = self.analyzer.analyze_many([text])[0]
         tokens = [(m.start(), m.end(), m.group()) for m in WORD_PATTERN.finditer(text)]
-        names = self._given.decisions(text, tokens, analysis)
+        # Given names only change the output with ``names`` (replaced) or ``nouns`` (a name
+        # is not a noun to rewrite); otherwise they are found only to be counted as kept.
+        names = (
+            self._given.decisions(text, tokens, analysis)
+            if skipped is not None or self.neutral_names or self.nouns
+            else {}
+        )
         edits: dict[int, Edit] = {}
         plural = self.family.plural_agreement
         for index, (start, end, word) in enumerate(tokens):
