@@ -20,9 +20,18 @@ Which verb belongs to it (rules on neighbouring words only, no parse):
    determiner or pronoun (*and sends
    it*), or, unless the word before *and* is itself an *-s* word (*cats and dogs in*), a
    preposition or adverb (*and teaches at*, *and lectures widely*).
-3. **Questions**: *is/was/has/does* (and their negatives) right before the pronoun in a
-   sentence that ends with a question mark is inverted (*does she know?* -> *do they
-   know?*, *isn't she?* -> *aren't they?*); the main verb after it is a bare form and stays.
+   The agreed verb itself may end in *-s* (*she declines and rolls over*); *it*/*you*
+   before *and/or/but* is an object, not a new subject (*he fixes it and goes*). After a
+   comma, a lower-case third-person verb before an article, a possessive or an object
+   pronoun shares the subject too (*she gets up, brushes her teeth*), unless the subject
+   is in a clause opened by a ``SUBORDINATORS`` word, which the comma ends. After a past
+   tense (no agreement of its own), only a coordinated *is/was/has/does* within 16 words
+   agrees (*she wanted to come but was tired* -> *but were*).
+3. **Questions and inversion**: *is/was/has/does* (and their negatives) right before the
+   pronoun in a sentence that ends with a question mark is inverted (*does she know?* ->
+   *do they know?*, *isn't she?* -> *aren't they?*); the main verb after it is a bare form
+   and stays. So is one after a clause-opening ``inverting_adverbs`` word (*Nor has he
+   been* -> *Nor have they been*, *and so is she* -> *and so are they*).
 4. **'s**: *has* before a participle of ``has_participles`` or an *-ed/-en* word with an
    object (*he's been*, *she's finished the report*), otherwise *is* (*she's expected*).
 

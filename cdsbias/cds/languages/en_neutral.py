@@ -14,7 +14,9 @@ changes, "his girlfriend" -> "their girlfriend", "the best actress" stays):
   (cdsbias.cds.pronoun_families): *he/she* -> nominative; *him* -> accusative; *his* ->
   dependent or independent possessive and *her* -> accusative or dependent possessive, by the
   binary rules' syntax decision (en_pronouns: *her* 178/180 right on hand-labelled GAP, or
-  spaCy's tags when an analyser is set); *hers* -> independent possessive;
+  spaCy's tags when an analyser is set), corrected for informal text by the cues of
+  cdsbias.cds.languages.en_informal (*behind his back* -> *their*, *told her #truestory* ->
+  *them*); *hers* -> independent possessive;
   *himself/herself* -> reflexive (*themself*, or *themselves* with ``reflexive``).
 * **Verb agreement** (kind ``agreement``) for *they* only, which agrees like a plural:
   cdsbias.cds.languages.en_agreement (*she goes* -> *they go*, *does he* -> *do they*,
@@ -29,7 +31,9 @@ changes, "his girlfriend" -> "their girlfriend", "the best actress" stays):
 
 What stays, counted as skips in the report: titles (*Mr*, *Mrs*, *Lady*: part of a name),
 gendered nouns and kinship terms not asked for, given names (a name does not say which
-pronouns a person uses). Words that only look gendered (*Herbert*, *shepherd*) are not
+pronouns a person uses), a pronoun joined by a hyphen to a letter (*his-and-hers*,
+*she-wolf*, a made-up *Zig-zag-her-zog*). URLs, handles, e-mails and code never reach the
+rules (cdsbias.cds.guard). Words that only look gendered (*Herbert*, *shepherd*) are not
 words of any list and never match.
 """
 
