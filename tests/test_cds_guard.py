@@ -12,9 +12,9 @@ import random
 
 import pytest
 
-from cdsbias.cds.edits import apply_edits, map_offset
+from cdsbias.cds.edits import Edit, apply_edits, map_offset
 from cdsbias.cds.forms import GenderForms, apply_forms
-from cdsbias.cds.guard import GUARD_REASONS, mask, protected_spans
+from cdsbias.cds.guard import GUARD_REASONS, GuardedSpan, mask, outside, protected_spans
 from cdsbias.cds.languages import get_language
 from cdsbias.cds.report import SubstitutionReport
 from cdsbias.cli import main
@@ -241,3 +241,11 @@ def test_command_prints_the_guarded_spans(tmp_path, capsys):
     assert row["text"] == "They posted https://t.co/HE4vl and @his_cat."
     report = json.loads((tmp_path / "out.jsonl.report.json").read_text(encoding="utf-8"))
     assert report["left_unchanged_by_reason"] == {"@handle kept": 1, "URL kept": 1}
+
+
+def test_outside_drops_exactly_the_items_that_overlap_a_span():
+    spans = [GuardedSpan(0, 3, "url"), GuardedSpan(10, 12, "code"), GuardedSpan(25, 30, "email")]
+    bounds = [(3, 5), (5, 20), (12, 14), (8, 10), (9, 11), (24, 25), (29, 31), (30, 31), (2, 3)]
+    items = [Edit(start, end, "x", "y", "word") for start, end in bounds]
+    kept = [(item.start, item.end) for item in outside(items, spans)]
+    assert kept == [(3, 5), (12, 14), (8, 10), (24, 25), (30, 31)]

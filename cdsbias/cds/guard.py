@@ -33,6 +33,7 @@ substitution (cdsbias.cds.axis_substitution) is not a ``Language``; it can call
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import NamedTuple
 
@@ -134,11 +135,17 @@ def mask(text: str, spans: list[GuardedSpan]) -> str:
 
 
 def outside(items: list, spans: list[GuardedSpan]) -> list:
-    """The edits or skips (anything with ``start``/``end``) that overlap no span."""
+    """The edits or skips (anything with ``start``/``end``) that overlap no span.
+
+    ``spans`` are sorted and do not overlap (as :func:`protected_spans` returns them), so
+    only the last span that starts before an item ends can overlap it: one bisection each.
+    """
     if not spans:
         return items
-    return [
-        item
-        for item in items
-        if not any(item.start < span.end and span.start < item.end for span in spans)
-    ]
+    starts = [span.start for span in spans]
+    kept = []
+    for item in items:
+        position = bisect.bisect_left(starts, item.end) - 1
+        if position < 0 or spans[position].end <= item.start:
+            kept.append(item)
+    return kept

@@ -92,7 +92,8 @@ def _neighbours(text: str, tokens: list[Token], index: int) -> tuple[str, str, s
 
 
 def _inside_sentence(text: str, start: int) -> bool:
-    before = text[:start].rstrip().rstrip(_QUOTES + "(")
+    # A few characters are enough to find the mark before (and keep long texts linear).
+    before = text[max(0, start - 40) : start].rstrip().rstrip(_QUOTES + "(")
     return bool(before) and before[-1] not in _SENTENCE_ENDS
 
 
