@@ -249,3 +249,39 @@ def test_outside_drops_exactly_the_items_that_overlap_a_span():
     items = [Edit(start, end, "x", "y", "word") for start, end in bounds]
     kept = [(item.start, item.end) for item in outside(items, spans)]
     assert kept == [(3, 5), (12, 14), (8, 10), (24, 25), (30, 31)]
+
+
+@pytest.mark.parametrize(
+    ("axis", "source", "expected"),
+    [
+        (
+            "religion",
+            "The Muslim mayor posted https://example.org/muslim-voters and @city.muslim.news.",
+            "The Christian mayor posted https://example.org/muslim-voters and @city.muslim.news.",
+        ),
+        (
+            "race",
+            "A black teacher wrote to black.teacher@example.org about `black_list`.",
+            "A white teacher wrote to black.teacher@example.org about `black_list`.",
+        ),
+    ],
+)
+def test_the_axis_substitution_never_rewrites_a_guarded_span(axis, source, expected):
+    """Race, religion and user axes go through the same guard as gender's languages: the
+    word outside the span changes, the same word inside it does not, and the report counts
+    each span that hid an axis word."""
+    from cdsbias.axes import get_axis
+    from cdsbias.cds.axis_substitution import AxisSubstituter
+
+    axis_ = get_axis(axis)
+    substituter = AxisSubstituter(axis_)
+    analysis = substituter.analyse(source)
+    # Group 0 <-> the other group of the word outside the span.
+    group = analysis.matches[0].group
+    target = axis_.groups.index("christian" if axis == "religion" else "white")
+    mapping = list(range(axis_.k))
+    mapping[group], mapping[target] = target, group
+    assert len(analysis.matches) == 1
+    assert apply_edits(source, substituter.edits(analysis, mapping)) == expected
+    assert sum(analysis.kept.values()) == 2
+    assert set(analysis.kept) <= set(GUARD_REASONS.values())

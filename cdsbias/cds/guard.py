@@ -27,8 +27,9 @@ What counts as each class:
   non-letter (the LaTeX single quote; *don't* may).
 
 Hashtags are not guarded (*#truestory* is text; a rule decides around it). The n-ary axis
-substitution (cdsbias.cds.axis_substitution) is not a ``Language``; it can call
-:func:`protected_spans` and :func:`mask` the same way.
+substitution (cdsbias.cds.axis_substitution: race, religion, age, a user's file) is not a
+``Language``; it calls :func:`protected_spans` and :func:`mask` the same way, and counts a
+span among the axis words left alone where the span hid one.
 """
 
 from __future__ import annotations
