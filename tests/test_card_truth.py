@@ -55,7 +55,7 @@ def age_runs(tmp_path_factory, becpro, base) -> dict[str, Path]:
     for name, keys in RUNS.items():
         given = overrides(root / name, local_becpro, "init_from_scratch=false",
                           f"model_name_or_path={local_base}", *keys,
-                          *axis_run_keys("age", root))  # fmt: skip
+                          *axis_run_keys("user", root))  # fmt: skip
         given = [k for k in given if not k.startswith("occupation_sentences=")]
         runs[name] = run(load_recipe(SMOKE, given))
     return runs

@@ -64,13 +64,14 @@ def rules_digest() -> str:
     when the rules do: a corpus mapped before a rule change is mapped again, not read back
     from the cache.
     """
-    from cdsbias.cds import axis_substitution
+    from cdsbias.cds import axis_substitution, guard
     from cdsbias.cds.languages import en_axis_agreement
     from cdsbias.cds.wordlists import resource_path
 
     digest = hashlib.sha256()
     for path in (
         Path(axis_substitution.__file__),
+        Path(guard.__file__),
         Path(en_axis_agreement.__file__),
         resource_path("en_axis_words.txt"),
         resource_path("name_pairs.tsv"),

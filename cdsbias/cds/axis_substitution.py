@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from cdsbias.axes import BiasAxis
 from cdsbias.cds.edits import Edit, match_case
+from cdsbias.cds.guard import mask, protected_spans
 from cdsbias.cds.languages import en_axis_agreement as en
 
 #: A word (letters and digits, inner apostrophes) or one other non-space character. An
@@ -124,6 +125,14 @@ class AxisSubstituter:
         """
         matches: list[AxisMatch] = []
         kept: Counter = Counter()
+        # URLs, handles, e-mails and code are blanked before any rule (cdsbias.cds.guard),
+        # as in every language's gender rules; a span counts where it hid an axis word.
+        spans = protected_spans(text)
+        if spans:
+            kept.update(
+                span.reason for span in spans if self.has_match(text[span.start : span.end])
+            )
+            text = mask(text, spans)
         for start, end in self._finditer(text):
             word = text[start:end]
             before = list(TOKEN.finditer(text, max(0, start - WINDOW), start))

@@ -9,9 +9,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cdsbias.cds.guard import GUARD_REASONS
+
 if TYPE_CHECKING:
     from cdsbias.cds.edits import Edit
     from cdsbias.cds.languages.base import Language, Skip
+
+
+# Skip reasons of the guard (cdsbias.cds.guard): printed apart from the ambiguous units.
+_GUARDED = frozenset(GUARD_REASONS.values())
 
 
 @dataclass
@@ -26,7 +32,8 @@ class SubstitutionReport:
         unlisted: Words that look gendered but that no list covers
             (``Language.unlisted_words``; English: -ess, -man, -woman, ... endings).
         skipped: Units left unchanged because the language could not resolve them, per
-            reason (e.g. ``"ambiguous sie"``), in the substituted documents.
+            reason (e.g. ``"ambiguous sie"``), and the URLs, handles, e-mail addresses and
+            code spans no rule may touch (``"URL kept"``, ...), in the substituted documents.
     """
 
     pairs: Counter = field(default_factory=Counter)
@@ -84,14 +91,22 @@ class SubstitutionReport:
 
     def summary(self, language: Language) -> str:
         """The per-language lines ``cdsbias cds`` prints: documents changed, swaps by kind,
-        and the units left alone (e.g. an ``ihr`` whose reading the context does not fix)."""
+        the units left alone (e.g. an ``ihr`` whose reading the context does not fix) and,
+        if any, the guarded spans per class (URLs, handles, e-mails, code:
+        cdsbias.cds.guard)."""
         substituted = sum(1 for doc in self.documents.values() if doc["substituted"])
         changed = sum(1 for doc in self.documents.values() if doc["substitutions"])
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in sorted(self.kinds.items()))
-        skipped = ", ".join(f"{reason} {count:,}" for reason, count in sorted(self.skipped.items()))
-        return (
+        guarded = {r: n for r, n in self.skipped.items() if r in _GUARDED}
+        ambiguous = {r: n for r, n in self.skipped.items() if r not in _GUARDED}
+        skipped = ", ".join(f"{reason} {count:,}" for reason, count in sorted(ambiguous.items()))
+        line = (
             f"{language.name} ({language.code}): {changed:,} of {substituted:,} substituted "
             f"documents changed; swapped {sum(self.kinds.values()):,} words"
             f"{f' ({kinds})' if kinds else ''}; left unchanged as ambiguous: "
-            f"{sum(self.skipped.values()):,}{f' ({skipped})' if skipped else ''}"
+            f"{sum(ambiguous.values()):,}{f' ({skipped})' if skipped else ''}"
         )
+        if guarded:
+            spans = ", ".join(f"{reason} {count:,}" for reason, count in sorted(guarded.items()))
+            line += f"; guarded spans never rewritten: {sum(guarded.values()):,} ({spans})"
+        return line

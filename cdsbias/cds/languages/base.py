@@ -12,15 +12,25 @@ Each language lives in its own module beside this one (``en.py``, ``de.py``, ``d
 with its word lists as data files under ``cdsbias/resources/wordlists/``, and one line in
 the registry (``cdsbias/cds/languages/__init__.py``); a fourth language is one more module,
 its data and that line.
+
+Every language's ``edits`` and ``edits_many`` run behind the guard of cdsbias.cds.guard:
+URLs, @handles, e-mail addresses and code spans are blanked out before any rule sees the
+text, and each is reported as a :class:`Skip` of its class (``URL kept``, ...). The base
+class wraps the methods a subclass defines (``__init_subclass__``), so a new language is
+guarded without a line of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from abc import ABC, abstractmethod
-from typing import ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
 
 from cdsbias.cds.edits import Edit, apply_edits
+from cdsbias.cds.guard import GuardedSpan, mask, outside, protected_spans
 
 #: A run of letters (no digits, no underscore): what every language's rules call a word
 #: before its own tokenisation (English adds apostrophes in WORD_PATTERN).
@@ -69,6 +79,15 @@ class Language(ABC):
 
     def __init__(self, *, names: bool = True) -> None:
         self.names = names
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Puts the guard (module docstring) around the ``edits``/``edits_many`` that
+        ``cls`` itself defines."""
+        super().__init_subclass__(**kwargs)
+        if "edits" in vars(cls):
+            cls.edits = _guarded_edits(vars(cls)["edits"])  # type: ignore[method-assign]
+        if "edits_many" in vars(cls):
+            cls.edits_many = _guarded_edits_many(vars(cls)["edits_many"])  # type: ignore[method-assign]
 
     @abstractmethod
     def edits(self, text: str, *, skipped: list[Skip] | None = None) -> list[Edit]:
@@ -123,3 +142,69 @@ class Language(ABC):
         """Lower-case words of ``text`` that look gendered but that no list covers, for the
         report that helps curate the lists; default none."""
         return []
+
+
+# Set while a guarded call runs in this thread: the calls a language makes to its own
+# methods (edits_many -> edits, MixedForms -> its engines) get text already masked.
+_ACTIVE = threading.local()
+
+
+def _guard_skips(text: str, spans: list[GuardedSpan]) -> list[Skip]:
+    return [Skip(span.start, span.end, text[span.start : span.end], span.reason) for span in spans]
+
+
+def _merge(own: list[Skip], text: str, spans: list[GuardedSpan]) -> list[Skip]:
+    return sorted(outside(own, spans) + _guard_skips(text, spans), key=lambda skip: skip.start)
+
+
+def _guarded_edits(method: Callable[..., list[Edit]]) -> Callable[..., list[Edit]]:
+    @functools.wraps(method)
+    def edits(
+        self: Language, text: str, *args: Any, skipped: list[Skip] | None = None, **kwargs: Any
+    ) -> list[Edit]:
+        if getattr(_ACTIVE, "on", False):
+            return method(self, text, *args, skipped=skipped, **kwargs)
+        _ACTIVE.on = True
+        try:
+            spans = protected_spans(text)
+            if not spans:
+                return method(self, text, *args, skipped=skipped, **kwargs)
+            own: list[Skip] | None = [] if skipped is not None else None
+            result = outside(method(self, mask(text, spans), *args, skipped=own, **kwargs), spans)
+            if skipped is not None and own is not None:
+                skipped.extend(_merge(own, text, spans))
+            return result
+        finally:
+            _ACTIVE.on = False
+
+    return edits
+
+
+def _guarded_edits_many(method: Callable[..., list[list[Edit]]]) -> Callable[..., list[list[Edit]]]:
+    @functools.wraps(method)
+    def edits_many(
+        self: Language, texts: list[str], *args: Any, skipped: list[list[Skip]] | None = None
+    ) -> list[list[Edit]]:
+        if getattr(_ACTIVE, "on", False):
+            return method(self, texts, *args, skipped=skipped)
+        _ACTIVE.on = True
+        try:
+            spans = [protected_spans(text) for text in texts]
+            if not any(spans):
+                return method(self, texts, *args, skipped=skipped)
+            # Only the few texts with spans are masked and filtered.
+            masked = [mask(text, own) if own else text for text, own in zip(texts, spans)]
+            own_skips: list[list[Skip]] | None = [] if skipped is not None else None
+            result = method(self, masked, *args, skipped=own_skips)
+            for position, own in enumerate(spans):
+                if own:
+                    result[position] = outside(result[position], own)
+                    if own_skips is not None:
+                        own_skips[position] = _merge(own_skips[position], texts[position], own)
+            if skipped is not None and own_skips is not None:
+                skipped.extend(own_skips)
+            return result
+        finally:
+            _ACTIVE.on = False
+
+    return edits_many

@@ -20,9 +20,18 @@ Which verb belongs to it (rules on neighbouring words only, no parse):
    determiner or pronoun (*and sends
    it*), or, unless the word before *and* is itself an *-s* word (*cats and dogs in*), a
    preposition or adverb (*and teaches at*, *and lectures widely*).
-3. **Questions**: *is/was/has/does* (and their negatives) right before the pronoun in a
-   sentence that ends with a question mark is inverted (*does she know?* -> *do they
-   know?*, *isn't she?* -> *aren't they?*); the main verb after it is a bare form and stays.
+   The agreed verb itself may end in *-s* (*she declines and rolls over*); *it*/*you*
+   before *and/or/but* is an object, not a new subject (*he fixes it and goes*). After a
+   comma, a lower-case third-person verb before an article, a possessive or an object
+   pronoun shares the subject too (*she gets up, brushes her teeth*), unless the subject
+   is in a clause opened by a ``SUBORDINATORS`` word, which the comma ends. After a past
+   tense (no agreement of its own), only a coordinated *is/was/has/does* within 16 words
+   agrees (*she wanted to come but was tired* -> *but were*).
+3. **Questions and inversion**: *is/was/has/does* (and their negatives) right before the
+   pronoun in a sentence that ends with a question mark is inverted (*does she know?* ->
+   *do they know?*, *isn't she?* -> *aren't they?*); the main verb after it is a bare form
+   and stays. So is one after a clause-opening ``inverting_adverbs`` word (*Nor has he
+   been* -> *Nor have they been*, *and so is she* -> *and so are they*).
 4. **'s**: *has* before a participle of ``has_participles`` or an *-ed/-en* word with an
    object (*he's been*, *she's finished the report*), otherwise *is* (*she's expected*).
 
@@ -31,7 +40,13 @@ Word lists: ``resources/wordlists/en_neutral.txt``.
 
 from __future__ import annotations
 
-from cdsbias.cds.languages.en_pronouns import LY_NOT_ADVERBS, OBJECT_FOLLOWERS
+import re
+
+from cdsbias.cds.languages.en_pronouns import (
+    LY_NOT_ADVERBS,
+    OBJECT_FOLLOWERS,
+    PAST_TENSE_VERBS,
+)
 from cdsbias.cds.wordlists import load_word_sets, resource_path
 
 _WORDS = load_word_sets(resource_path("en_neutral.txt"))
@@ -40,6 +55,7 @@ NOT_VERBS = _WORDS["not_verbs"]
 HAS_PARTICIPLES = _WORDS["has_participles"]
 ES_STEMS = _WORDS["es_stems"]
 CLAUSE_ENDS = _WORDS["clause_ends"]
+INVERTING_ADVERBS = _WORDS["inverting_adverbs"]
 
 #: Third-person singular forms with an irregular plural-agreement form.
 IRREGULAR = {
@@ -67,6 +83,19 @@ _OBJECT_STARTERS = frozenset(
     | {"your", "our", "him", "them", "it", "me", "us", "you", "he", "she", "they", "some"}
 )
 _APOSTROPHES = "'’"
+# How many words after a past tense coordinated_verbs looks for a coordinated is/was/has.
+_PAST_WINDOW = 16
+_IRREGULAR_WORD = re.compile(r"\b(?i:is|was|has|does)(?:n['’]t)?\b")
+# After a comma-listed verb: what starts its object ("brushes her teeth", "locks the door").
+_LIST_OBJECTS = frozenset(
+    {"a", "an", "the", "his", "her", "their", "its", "my", "your", "our"}
+    | {"him", "them", "it", "me", "us"}
+)
+#: A subject after one of these is in a subordinate clause that a comma ends.
+SUBORDINATORS = frozenset(
+    {"after", "as", "when", "while", "if", "because", "since", "before", "until", "although"}
+    | {"though", "once", "whenever", "unless", "whereas", "whether", "where", "that", "than"}
+)
 
 Token = tuple[int, int, str]
 
@@ -107,6 +136,12 @@ def plural_verb(lower: str) -> str | None:
     return lower[:-1]
 
 
+def is_past_tense(lower: str) -> bool:
+    """True for a past tense that may head a subject's predicate: an irregular one of
+    en_pronouns' ``past_tense_verbs`` or a regular *-ed* form."""
+    return lower in PAST_TENSE_VERBS or (len(lower) > 4 and lower.endswith("ed"))
+
+
 def _gap(text: str, tokens: list[Token], left: int, right: int) -> str:
     return text[tokens[left][1] : tokens[right][0]]
 
@@ -143,10 +178,29 @@ def inverted_auxiliary(text: str, tokens: list[Token], index: int) -> int | None
         position -= 1  # "isn't she": the stem is the token before "t"
     if tokens[position][2].lower() not in _INVERTED:
         return None
+    if _after_inverting_adverb(text, tokens, position):
+        return position  # "Nor has he been", "and so is she"
     rest = text[tokens[index][1] :]
     ends = [rest.find(mark) for mark in ".!?"]
     found = [end for end in ends if end >= 0]
     return position if found and min(found) == ends[2] else None
+
+
+def _after_inverting_adverb(text: str, tokens: list[Token], auxiliary: int) -> bool:
+    """True if an ``inverting_adverbs`` word that opens its clause stands right before the
+    auxiliary ``tokens[auxiliary]`` ("Nor has", "and so is", "Not only does"; not "It never
+    is she", where "it" is the subject)."""
+    adverb = auxiliary - 1
+    if adverb < 0 or _gap(text, tokens, adverb, auxiliary).strip():
+        return False
+    if tokens[adverb][2].lower() not in INVERTING_ADVERBS:
+        return False
+    if tokens[adverb][2].lower() == "only" and adverb and tokens[adverb - 1][2].lower() == "not":
+        adverb -= 1  # "Not only does she"
+    if adverb == 0:
+        return not text[: tokens[0][0]].strip(" \"'“‘(")
+    gap = _gap(text, tokens, adverb - 1, adverb)
+    return any(mark in gap for mark in ".!?;:,") or tokens[adverb - 1][2].lower() in _CONJUNCTIONS
 
 
 def contraction_is_has(text: str, tokens: list[Token], index: int) -> bool:
@@ -166,29 +220,103 @@ def contraction_is_has(text: str, tokens: list[Token], index: int) -> bool:
     return False
 
 
-def coordinated_verbs(text: str, tokens: list[Token], verb: int) -> list[int]:
+def coordinated_verbs(
+    text: str,
+    tokens: list[Token],
+    verb: int,
+    *,
+    lists: bool = True,
+    only_irregular: bool = False,
+) -> list[int]:
     """Token indices of the later verbs that share the subject of ``tokens[verb]`` (rule 2
-    of the module docstring)."""
+    of the module docstring).
+
+    Args:
+        text: The document.
+        tokens: Its words.
+        verb: The subject's first verb.
+        lists: Also take a verb after a comma ("gets up, brushes her teeth"); False for a
+            subject inside a subordinate clause ("after she was killed, follows the notes":
+            the comma ends that clause).
+        only_irregular: Take only *is/was/has/does* (after a past tense: "wanted to come but
+            was tired"; a present *-s* word there is more often a noun).
+    """
     found: list[int] = []
     position = verb + 1
-    while position < len(tokens):
+    # After a past tense the auxiliary comes soon ("wanted to come but was"); a bound keeps
+    # long sentences of past tenses (most of Wikipedia) cheap.
+    last = len(tokens)
+    if only_irregular:
+        last = min(last, verb + _PAST_WINDOW)
+        # (the loop may take a verb right after the window's last "and": search to it)
+        if position >= last:
+            return found
+        start, end = tokens[position][0], tokens[min(last, len(tokens) - 1)][1]
+        if (
+            text.find(" and ", start, end) < 0
+            and text.find(" but ", start, end) < 0
+            and text.find(" or ", start, end) < 0
+        ) or not _IRREGULAR_WORD.search(text, start, end):
+            return found
+    while position < last:
         gap = _gap(text, tokens, position - 1, position)
-        if any(mark in _CLAUSE_PUNCTUATION for mark in gap):
+        if gap != " " and not _CLAUSE_PUNCTUATION.isdisjoint(gap):
             break
         lower = tokens[position][2].lower()
-        if lower in _SUBJECTS or lower in CLAUSE_ENDS:
+        if lower in CLAUSE_ENDS or (
+            lower in _SUBJECTS and not _object_pronoun(text, tokens, position)
+        ):
             break
         if lower in _CONJUNCTIONS:
             candidate = verb_after(text, tokens, position)
-            if candidate is not None and _is_coordinated_verb(text, tokens, position, candidate):
+            if (
+                candidate is not None
+                and (not only_irregular or tokens[candidate][2].lower() in IRREGULAR)
+                and _is_coordinated_verb(text, tokens, position, candidate, (verb, *found))
+            ):
                 found.append(candidate)
                 position = candidate + 1
                 continue
+        elif (
+            lists and not only_irregular and gap == ", " and _is_listed_verb(text, tokens, position)
+        ):
+            found.append(position)  # "gets up, brushes her teeth and leaves"
         position += 1
     return found
 
 
-def _is_coordinated_verb(text: str, tokens: list[Token], conjunction: int, candidate: int) -> bool:
+def _object_pronoun(text: str, tokens: list[Token], position: int) -> bool:
+    """True for an *it* or *you* that is the object before a conjunction ("fixes it and
+    goes", "finish it and needs"), not the subject of a clause of its own."""
+    if tokens[position][2].lower() not in ("it", "you") or position + 1 >= len(tokens):
+        return False
+    return (
+        _gap(text, tokens, position, position + 1) == " "
+        and tokens[position + 1][2].lower() in _CONJUNCTIONS
+        and position > 0
+        and tokens[position - 1][2].lower() not in _CONJUNCTIONS
+    )
+
+
+def _is_listed_verb(text: str, tokens: list[Token], position: int) -> bool:
+    """After a comma: a lower-case third-person verb followed by an article, a possessive
+    or an object pronoun ("makes his lunch, locks the door"); not a capitalised word (a
+    name: "Hermes"), nor one before a preposition ("Dotty, names that", "founders of")."""
+    word = tokens[position][2]
+    if not word.islower() or word in IRREGULAR or plural_verb(word) is None:
+        return False
+    if position + 1 >= len(tokens) or _gap(text, tokens, position, position + 1) != " ":
+        return False
+    return tokens[position + 1][2].lower() in _LIST_OBJECTS
+
+
+def _is_coordinated_verb(
+    text: str,
+    tokens: list[Token],
+    conjunction: int,
+    candidate: int,
+    verbs: tuple[int, ...] = (),
+) -> bool:
     lower = tokens[candidate][2].lower()
     if lower in IRREGULAR:
         return True  # "is", "has", "doesn't" are verbs whatever follows
@@ -200,6 +328,6 @@ def _is_coordinated_verb(text: str, tokens: list[Token], conjunction: int, candi
     if following in _OBJECT_STARTERS:
         return True
     before = tokens[conjunction - 1][2].lower() if conjunction else ""
-    if before.endswith("s") and plural_verb(before) is not None:
+    if conjunction - 1 not in verbs and before.endswith("s") and plural_verb(before) is not None:
         return False  # "cats and dogs in the garden": two plural nouns
     return following in OBJECT_FOLLOWERS or is_adverb(following)

@@ -14,7 +14,9 @@ changes, "his girlfriend" -> "their girlfriend", "the best actress" stays):
   (cdsbias.cds.pronoun_families): *he/she* -> nominative; *him* -> accusative; *his* ->
   dependent or independent possessive and *her* -> accusative or dependent possessive, by the
   binary rules' syntax decision (en_pronouns: *her* 178/180 right on hand-labelled GAP, or
-  spaCy's tags when an analyser is set); *hers* -> independent possessive;
+  spaCy's tags when an analyser is set), corrected for informal text by the cues of
+  cdsbias.cds.languages.en_informal (*behind his back* -> *their*, *told her #truestory* ->
+  *them*); *hers* -> independent possessive;
   *himself/herself* -> reflexive (*themself*, or *themselves* with ``reflexive``).
 * **Verb agreement** (kind ``agreement``) for *they* only, which agrees like a plural:
   cdsbias.cds.languages.en_agreement (*she goes* -> *they go*, *does he* -> *do they*,
@@ -29,7 +31,9 @@ changes, "his girlfriend" -> "their girlfriend", "the best actress" stays):
 
 What stays, counted as skips in the report: titles (*Mr*, *Mrs*, *Lady*: part of a name),
 gendered nouns and kinship terms not asked for, given names (a name does not say which
-pronouns a person uses). Words that only look gendered (*Herbert*, *shepherd*) are not
+pronouns a person uses), a pronoun joined by a hyphen to a letter (*his-and-hers*,
+*she-wolf*, a made-up *Zig-zag-her-zog*). URLs, handles, e-mails and code never reach the
+rules (cdsbias.cds.guard). Words that only look gendered (*Herbert*, *shepherd*) are not
 words of any list and never match.
 """
 
@@ -42,13 +46,16 @@ from cdsbias.cds.edits import Edit, match_case
 from cdsbias.cds.languages.base import Skip
 from cdsbias.cds.languages.en import ABBREVIATIONS, TITLE_MAP, WORD_PATTERN, English
 from cdsbias.cds.languages.en_agreement import (
+    SUBORDINATORS,
     contraction_is_has,
     coordinated_verbs,
     inverted_auxiliary,
+    is_past_tense,
     plural_verb,
     verb_after,
 )
 from cdsbias.cds.languages.en_analysis import Analysis, Analyzer
+from cdsbias.cds.languages.en_informal import her_is_object, his_is_determiner
 from cdsbias.cds.pronoun_families import PronounFamily, pronoun_family
 from cdsbias.cds.wordlists import data_lines, load_word_sets, resource_path
 from cdsbias.errors import CdsbiasError
@@ -57,6 +64,24 @@ _NOMINATIVES = frozenset({"he", "she"})
 _PRONOUNS = frozenset({"he", "she", "him", "his", "her", "hers", "himself", "herself"})
 _TITLES = ABBREVIATIONS | frozenset(TITLE_MAP) | {"madam", "madame", "mister", "master"}
 _CONTRACTION_S = ("'s", "’s")
+
+
+def _in_hyphenated_word(text: str, start: int, end: int) -> bool:
+    """True if the word ``text[start:end]`` is joined by a hyphen to a letter or digit on
+    either side: part of a compound or a made-up word (*his-and-hers*, *she-wolf*,
+    *Zig-zag-her-zog*), not a pronoun to rewrite."""
+    return (start >= 2 and text[start - 1] == "-" and text[start - 2].isalnum()) or (
+        text[end : end + 1] == "-" and text[end + 1 : end + 2].isalnum()
+    )
+
+
+def _quote_or_capitals_after(text: str, tokens: list[tuple[int, int, str]], index: int) -> bool:
+    """True if a quote or a word in capitals follows ``tokens[index]``."""
+    end = tokens[index][1]
+    if text[end : end + 2].strip()[:1] in ("'", '"', "‘", "“"):
+        return True
+    following = tokens[index + 1][2] if index + 1 < len(tokens) else ""
+    return len(following) > 1 and following.isupper()
 
 
 def load_neutral_nouns() -> dict[str, tuple[str, str]]:
@@ -143,12 +168,13 @@ class EnglishNeutral(English):
             if self.analyzer is not None
             else [None] * len(texts)
         )
+        if skipped is None:
+            return [self.edits(text, analysis) for text, analysis in zip(texts, analyses)]
         result = []
         for text, analysis in zip(texts, analyses, strict=True):
             own: list[Skip] = []
             result.append(self.edits(text, analysis, skipped=own))
-            if skipped is not None:
-                skipped.append(own)
+            skipped.append(own)
         return result
 
     def edits(
@@ -169,7 +195,13 @@ class EnglishNeutral(English):
         if analysis is None and self.analyzer is not None:
             analysis = self.analyzer.analyze_many([text])[0]
         tokens = [(m.start(), m.end(), m.group()) for m in WORD_PATTERN.finditer(text)]
-        names = self._given.decisions(text, tokens, analysis)
+        # Given names only change the output with ``names`` (replaced) or ``nouns`` (a name
+        # is not a noun to rewrite); otherwise they are found only to be counted as kept.
+        names = (
+            self._given.decisions(text, tokens, analysis)
+            if skipped is not None or self.neutral_names or self.nouns
+            else {}
+        )
         edits: dict[int, Edit] = {}
         plural = self.family.plural_agreement
         for index, (start, end, word) in enumerate(tokens):
@@ -177,6 +209,12 @@ class EnglishNeutral(English):
             if word != lower and not word.isupper() and not word[1:].islower():
                 continue  # mixed case ("McDonald"): a brand or a name
             if lower in _PRONOUNS:
+                if (
+                    text[start - 1 : start] == "-" or text[end : end + 1] == "-"
+                ) and _in_hyphenated_word(text, start, end):
+                    if skipped is not None:
+                        skipped.append(Skip(start, end, word, "pronoun in a hyphenated word kept"))
+                    continue
                 edits[start] = Edit(
                     start,
                     end,
@@ -207,10 +245,18 @@ class EnglishNeutral(English):
         word = tokens[index][2]
         if lower in self._map:
             return match_case(word, self._map[lower])
-        # The binary rules decide the syntax: her -> his (possessive) / him (object), his
-        # -> her (before a noun) / hers (standing alone).
-        binary = self._pronoun(text, tokens, index, lower, analysis)
         family = self.family
+        # The binary rules decide the syntax: her -> his (possessive) / him (object), his
+        # -> her (before a noun) / hers (standing alone); the informal-text cues of
+        # en_informal correct them ("behind his back", "told her #truestory"). A cue can
+        # only turn an object "her" into a possessive before a quote or a word in capitals.
+        binary = self._pronoun(text, tokens, index, lower, analysis)
+        if binary == "hers" and his_is_determiner(text, tokens, index):
+            binary = "her"
+        elif lower == "her" and (binary == "his" or _quote_or_capitals_after(text, tokens, index)):
+            cue = her_is_object(text, tokens, index)
+            if cue is not None:
+                binary = "him" if cue else "his"
         form = {
             "his": family.possessive_dependent,
             "him": family.accusative,
@@ -230,9 +276,17 @@ class EnglishNeutral(English):
         if auxiliary is not None:
             return [self._verb_edit(tokens, auxiliary)]
         verb = verb_after(text, tokens, index)
-        if verb is None or plural_verb(tokens[verb][2].lower()) is None:
+        if verb is None:
             return []
-        found = [verb, *coordinated_verbs(text, tokens, verb)]
+        lists = not index or tokens[index - 1][2].lower() not in SUBORDINATORS
+        if plural_verb(tokens[verb][2].lower()) is None:
+            # A past tense does not agree, but a later is/was/has/does of its predicate
+            # does ("wanted to come but was tired" -> "but were").
+            if not is_past_tense(tokens[verb][2].lower()):
+                return []
+            found = coordinated_verbs(text, tokens, verb, lists=lists, only_irregular=True)
+        else:
+            found = [verb, *coordinated_verbs(text, tokens, verb, lists=lists)]
         return [self._verb_edit(tokens, position) for position in found]
 
     @staticmethod
