@@ -268,6 +268,12 @@ def test_missing_or_malformed_descriptor_file_is_one_error_line(
     assert not out.exists()
 
 
+def test_a_missing_descriptor_file_is_named_before_the_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("CDSBIAS_DATA_DIR", str(tmp_path / "empty-cache"))
+    with pytest.raises(CdsbiasError, match=r"descriptor file .*mine\.json does not exist"):
+        _ = build_benchmark("holistic_bias", {"data_file": tmp_path / "mine.json"}).rows
+
+
 def test_unknown_axis_on_the_command_line(tmp_path, tiny_bert, capsys):
     out = tmp_path / "out"
     code = main(["evaluate", str(tiny_bert), "-b", "holistic_bias", "--data", str(FIXTURE),

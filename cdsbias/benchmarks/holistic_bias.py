@@ -69,6 +69,7 @@ from cdsbias.benchmarks.holistic_bias_data import (
     generate_sentences,
     paper_subset,
     read_dataset,
+    read_json,
 )
 from cdsbias.benchmarks.results import BenchmarkResult, Snapshot, format_value, metrics_table
 from cdsbias.benchmarks.stats import pairwise_mann_whitney
@@ -159,6 +160,8 @@ class HolisticBias(Benchmark):
             descriptors = self.default_file(f"{VERSION}/{DESCRIPTORS}")
             return descriptors, descriptors.parent
         path = self.data_file / DESCRIPTORS if self.data_file.is_dir() else self.data_file
+        if not path.is_file():  # named before the dataset's files are looked for
+            read_json(path, "descriptor")
         folder = path.parent
         # Nouns, templates and standalone phrases beside the descriptors, else the dataset's.
         if not all((folder / name).is_file() for name in _OTHER_FILES):
