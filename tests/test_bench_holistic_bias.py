@@ -297,3 +297,14 @@ def test_evaluate_writes_the_pair_table_beside_rows(tmp_path, tiny_bert, capsys)
     assert len(pairs) == summary["overall"]["n_pairs"] == 2 * 3 * math.comb(4, 2)
     medians = pd.read_csv(folder / "median_pppl.tsv", sep="\t")
     assert len(medians) == 9 * 3  # 9 descriptors x 3 templates
+
+
+@needs_v1_1
+def test_fetch_verifies_the_four_files_and_the_benchmark_reads_them(tmp_path, capsys):
+    assert (
+        main(["data", "fetch", "holistic_bias", "--from", str(SHARED), "--to", str(tmp_path)]) == 0
+    )
+    assert "holistic_bias: 4 files verified" in capsys.readouterr().out
+    spec = {"data_dir": tmp_path, "axes": ["nonce"], "templates": ["I'm {noun_phrase}."]}
+    rows = build_benchmark("holistic_bias", spec).rows
+    assert len(rows) == REFERENCE["axes"]["nonce"]["n_paper"] // 26  # one template of 26
