@@ -65,6 +65,7 @@ import pandas as pd
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.holistic_bias_data import (
     DESCRIPTORS,
+    NULL_AXIS,
     VERSION,
     generate_sentences,
     paper_subset,
@@ -173,7 +174,7 @@ class HolisticBias(Benchmark):
         subset unless ``sentences=all``), sampled when ``sample_size`` is set."""
         descriptors, nouns, templates, standalone = read_dataset(*self._files())
         options = self.options
-        axes = sorted({*descriptors, *standalone, "null"})
+        axes = sorted({*descriptors, *standalone, NULL_AXIS})
         for axis in options.axes or ():
             if axis not in axes:
                 raise unknown_name_error("HolisticBias axis", axis, axes)
