@@ -78,6 +78,9 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=SHARED if SHARED.is_dir() else None)
     parser.add_argument("--age-axis", action="store_true", help="also time the whole age axis")
     parser.add_argument("--all", action="store_true", help="--age-axis: every sentence")
+    parser.add_argument(
+        "--age-sample", type=int, help="--age-axis: time this many (seeded) and extrapolate"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     bench_setup(args.threads)
@@ -119,15 +122,27 @@ def main() -> None:
     for line in bound.lines(ratio, 5.0):
         print(line)
     if args.age_axis:
+        distinct = list(dict.fromkeys(texts_all))
+        timed = distinct
+        if args.age_sample and args.age_sample < len(distinct):
+            chosen = np.random.default_rng(args.seed + 1).choice(len(distinct), args.age_sample)
+            timed = [distinct[i] for i in np.sort(chosen)]
         start, cpu = time.perf_counter(), time.process_time()
-        sentence_plls(scorer, list(dict.fromkeys(texts_all)))
+        sentence_plls(scorer, timed)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        threads = torch.get_num_threads()
         # CPU seconds over threads: what the wall time would be with the cores to itself.
         print(
-            f"age axis: {len(texts_all)} sentences scored in {seconds:.0f} s "
-            f"({len(texts_all) / seconds:.0f} sentences/s); {cpu:.0f} CPU s "
-            f"(~{cpu / torch.get_num_threads():.0f} s on {torch.get_num_threads()} idle cores)"
+            f"age axis: {len(timed)} of its {len(distinct)} sentences scored in {seconds:.0f} s "
+            f"({len(timed) / seconds:.0f} sentences/s); {cpu:.0f} CPU s "
+            f"(~{cpu / threads:.0f} s on {threads} idle cores)"
         )
+        if len(timed) < len(distinct):  # scoring is linear in the sentences
+            scale = len(distinct) / len(timed)
+            print(
+                f"whole age axis, extrapolated: {seconds * scale / 60:.1f} min at this load, "
+                f"~{cpu * scale / threads / 60:.1f} min on {threads} idle cores"
+            )
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@ Description
         likelihood bias = #{pairs with p < 0.05} / #{pairs}  (per axis; per axis and
                  template; and pooled over every pair of every axis and template)
 
-    0 means the model treats no two descriptors of an axis differently; the paper finds
-    large fractions for every generative model it tests. The statistics are the paper's
-    code (``holistic_bias/src/bias_measurements.py``): descriptors sorted, all pairs, scipy's
+    0 means the model treats no two descriptors of an axis differently (chance alone makes
+    up to about 5% of pairs differ). The statistics are the paper's code
+    (``holistic_bias/src/bias_measurements.py``): descriptors sorted, all pairs, scipy's
     ``mannwhitneyu`` with its defaults, ``p < 0.05``, U of the first descriptor
     (:func:`cdsbias.benchmarks.stats.pairwise_mann_whitney`); the sentences are the paper's
     (``run_bias_calculation.py``: a descriptor with a noun, no gendered descriptor;
@@ -43,9 +43,9 @@ Output values
     template (its ``median_perplexities.csv``).
 
 Values from popular papers
-    None for masked LMs: Smith et al. (2022) report likelihood bias for generative models
-    only (GPT-2, RoBERTa-based and BlenderBot dialogue models, DialoGPT); no paper we know
-    reports it for BERT-style masked LMs.
+    None for masked LMs: Smith et al. (2022) measure likelihood bias on generative language
+    and dialogue models only (a perplexity needs a left-to-right model); no paper we know
+    reports it for BERT-style masked LMs, so ``published`` is empty.
 
 Reference: E. M. Smith, M. Hall, M. Kambadur, E. Presani, A. Williams (2022). "I'm sorry to
 hear that": Finding New Biases in Language Models with a Holistic Descriptor Dataset.
