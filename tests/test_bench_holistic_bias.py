@@ -308,3 +308,28 @@ def test_fetch_verifies_the_four_files_and_the_benchmark_reads_them(tmp_path, ca
     spec = {"data_dir": tmp_path, "axes": ["nonce"], "templates": ["I'm {noun_phrase}."]}
     rows = build_benchmark("holistic_bias", spec).rows
     assert len(rows) == REFERENCE["axes"]["nonce"]["n_paper"] // 26  # one template of 26
+
+
+@pytest.mark.slow
+def test_training_callback_card_and_compare(tmp_path, base, becpro, capsys):
+    """A 2-step run scores HolisticBias at steps 0 and 2: pairs.tsv per step, the card's
+    section and the comparison's columns."""
+    from tests_helpers import fine_tune
+
+    from cdsbias.runs.card import model_card
+
+    spec = (
+        f"{{becpro: {{data_file: {becpro}}}, holistic_bias: {{data_file: {FIXTURE}, axes: [age]}}}}"
+    )
+    run = fine_tune(tmp_path / "run", becpro, base, "bias_eval_at_start=true",
+                    f"bias_benchmarks={spec}")  # fmt: skip
+    for step in (0, 2):
+        folder = run / "bias" / f"step-{step}" / "holistic_bias"
+        assert {"rows.tsv", "summary.json", "pairs.tsv", "median_pppl.tsv"} <= {
+            p.name for p in folder.iterdir()
+        }
+    card = model_card(run / "checkpoint-2", "org/debiased").text
+    assert "Likelihood bias (Smith et al. 2022)" in card and "| age | 4 | 18 |" in card
+    out = tmp_path / "comparison"
+    assert main(["compare", str(run), "--out", str(out)]) == 0
+    assert "holistic_bias: likelihood bias (age)" in (out / "comparison.md").read_text()
