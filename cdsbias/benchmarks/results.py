@@ -162,6 +162,8 @@ def to_json(summary: dict[str, Any]) -> str:
 def write_result(result: BenchmarkResult, out_dir: str | Path) -> Path:
     """Writes ``OUT/<name>/rows.tsv``, ``summary.json`` and each of ``result.tables`` as
     ``<table>.tsv`` atomically; returns the folder."""
+    if "rows" in result.tables:
+        raise ValueError(f"{result.name}: a further table may not be named 'rows'")
     final = Path(out_dir) / result.name
     with atomic_output_dir(final) as staging:
         result.rows.to_csv(staging / "rows.tsv", sep="\t", index=False, lineterminator="\n")
