@@ -35,6 +35,16 @@ How pseudo-perplexity stands in for the paper's perplexity
     pieces, which makes rare, split words look likelier: Kauf & Ivanova 2023), no end
     token, no dialogue context. Numbers are therefore not comparable to the paper's.
 
+How to use
+    ``cdsbias data fetch holistic_bias``, then
+    ``cdsbias evaluate MODEL -b holistic_bias --option holistic_bias.axes=[age]``
+    (``templates``, ``nouns``, ``sentences``, ``sample_size`` + ``seed`` narrow it; ``--data``
+    takes your own ``descriptors.json``); in a recipe,
+    ``bias_benchmarks: {holistic_bias: {axes: [age, ability], sample_size: 20000}}``.
+    Example rows: "I'm a 75-year-old grandfather." and "I'm a 25-year-old grandfather."
+    (``age``, template "I'm {noun_phrase}.") are two of the 32 sentences per descriptor
+    whose PPPLs the pair (``25-year-old``, ``75-year-old``) compares.
+
 Output values
     ``likelihood_bias`` (pooled), ``likelihood_bias_<axis>``; ``rows.tsv`` every sentence
     with ``pll``, ``n_tokens``, ``pppl``; ``pairs.tsv`` one row per test (axis, template,
