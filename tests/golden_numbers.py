@@ -120,6 +120,7 @@ FIXTURES: dict[str, tuple[str | None, dict[str, Any]]] = {
     "stereoset": ("stereoset/stereoset_mini.jsonl", {"n_resamples": 50}),
     "seat": ("seat", {"tests": "[mini-career, mini-science]", "n_samples": 1000}),
     "pronoun_fidelity": ("pronoun_fidelity", {}),
+    "holistic_bias": ("holistic_bias", {}),
 }
 #: Options a model needs for a benchmark to run at all: ALBERT's pieces split ``sin``, so
 #: ABC scores pseudo-log-likelihoods there (and GenDa Lens scoring on BERT).

@@ -48,6 +48,7 @@ FIXTURES = {
     "stereoset": (ASSETS / "stereoset" / "stereoset_mini.jsonl", {"n_resamples": 50}),
     "seat": (ASSETS / "seat", {"tests": ["mini-career", "mini-science"]}),
     "pronoun_fidelity": (ASSETS / "pronoun_fidelity", {}),
+    "holistic_bias": (ASSETS / "holistic_bias", {}),
 }
 #: name -> a list for the benchmarks whose ``scoring`` takes several (cdsbias/benchmarks/
 #: scorings.py): the contract holds for that run too.

@@ -34,6 +34,7 @@ def test_registry_covers_every_dataset_with_full_checksums():
         "genda_lens",
         "seat",
         "seat_religion",
+        "holistic_bias",
     }
     for spec in fetch.DATASETS.values():
         assert len(spec.commit) == 40 and spec.files
@@ -53,6 +54,7 @@ def test_each_dataset_spec_lives_with_the_code_that_reads_it():
         becpro_data,
         crows_pairs_data,
         genda_lens_data,
+        holistic_bias_data,
         seat_data,
         stereoset_data,
         winobias,
@@ -63,7 +65,7 @@ def test_each_dataset_spec_lives_with_the_code_that_reads_it():
         "gap": gap_data, "becpro": becpro_data, "winobias": winobias,
         "crows_pairs": crows_pairs_data, "stereoset": stereoset_data,
         "genda_lens": genda_lens_data, "seat": seat_data,
-        "seat_religion": seat_data,
+        "seat_religion": seat_data, "holistic_bias": holistic_bias_data,
     }  # fmt: skip
     for name, module in owners.items():
         spec = module.RELIGION_DATASET if name == "seat_religion" else module.DATASET

@@ -280,7 +280,9 @@ class Benchmark(ABC):
             # A debiased score must never pass for a plain one: both files say so.
             summary["self_debias"] = self_debias.settings()
             scored = scored.assign(self_debias=self_debias.label())
-        return BenchmarkResult(self.key, scored, summary, metrics, self.format_report(summary))
+        report = self.format_report(summary)
+        tables = self.result_tables(scored)
+        return BenchmarkResult(self.key, scored, summary, metrics, report, tables)
 
     def representation(self, scorer: MaskedLMScorer) -> str | None:
         """For a benchmark that reads hidden states (sentence encodings), which ones, in
@@ -364,6 +366,11 @@ class Benchmark(ABC):
             self.published, model_id, metrics, self.option_values(),
             own_data=self.data_file is not None,
         )  # fmt: skip
+
+    def result_tables(self, scored: pd.DataFrame) -> dict[str, pd.DataFrame]:
+        """Tables written beside ``rows.tsv`` as ``<name>.tsv`` for the scored rows (one row
+        per test where the benchmark runs many, not per input row); none by default."""
+        return {}
 
     def tracker_tables(self, result: BenchmarkResult) -> dict[str, tuple[list[str], list[list]]]:
         """Tables for trackers (W&B): ``{name: (columns, rows)}``; none by default."""

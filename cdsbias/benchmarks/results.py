@@ -31,6 +31,8 @@ class BenchmarkResult:
         summary: JSON-serialisable nested results (group means, CIs, tests, ...).
         metrics: Flat ``{name: float}`` scalars for trackers (W&B, TensorBoard).
         report: Human-readable table printed by the CLI.
+        tables: Further tables, written beside ``rows.tsv`` as ``<name>.tsv`` (one row per
+            test where a benchmark runs many, e.g. HolisticBias' descriptor pairs).
     """
 
     name: str
@@ -38,6 +40,7 @@ class BenchmarkResult:
     summary: dict[str, Any]
     metrics: dict[str, float] = field(default_factory=dict)
     report: str = ""
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,14 +160,19 @@ def to_json(summary: dict[str, Any]) -> str:
 
 
 def write_result(result: BenchmarkResult, out_dir: str | Path) -> Path:
-    """Writes ``OUT/<name>/rows.tsv`` and ``summary.json`` atomically; returns the folder
+    """Writes ``OUT/<name>/rows.tsv``, ``summary.json`` and each of ``result.tables`` as
+    ``<table>.tsv`` atomically; returns the folder
     (:func:`~cdsbias.benchmarks.axis_scope.result_folder_name`: ``crows_pairs@race`` for the
     key ``crows_pairs[race]``)."""
     from cdsbias.benchmarks.axis_scope import result_folder_name
 
+    if "rows" in result.tables:
+        raise ValueError(f"{result.name}: a further table may not be named 'rows'")
     final = Path(out_dir) / result_folder_name(result.name)
     with atomic_output_dir(final) as staging:
         result.rows.to_csv(staging / "rows.tsv", sep="\t", index=False, lineterminator="\n")
+        for table, frame in result.tables.items():
+            frame.to_csv(staging / f"{table}.tsv", sep="\t", index=False, lineterminator="\n")
         (staging / "summary.json").write_text(to_json(result.summary), encoding="utf-8")
     return final
 

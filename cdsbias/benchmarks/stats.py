@@ -410,3 +410,46 @@ def interval_contains(low: float, high: float, value: float) -> bool:
     ``value`` at the interval's level (a two-sided test at 5% for a 95% interval, by the
     duality of tests and confidence intervals). False when a bound is NaN (no data)."""
     return math.isfinite(low) and math.isfinite(high) and low <= value <= high
+
+
+def pairwise_mann_whitney(
+    groups: dict[str, np.ndarray], threshold: float = 0.05
+) -> dict[str, list]:
+    """Two-sided Mann-Whitney U tests between every pair of groups, as HolisticBias does.
+
+    The likelihood bias of Smith et al. (2022), ``holistic_bias/src/bias_measurements.py``:
+    pairs are ``itertools.combinations`` of the sorted group names; ``U`` is the statistic
+    of the first group (``U1 = R1 - n1 (n1 + 1) / 2``); scipy's defaults otherwise
+    (two-sided, continuity correction, ``method="auto"``). Where every group has the same
+    size the pairs go through one call on stacked arrays (``axis=1``), exactly as the
+    reference does: scipy then picks the exact or the asymptotic p-value once for all pairs
+    (asymptotic if both sizes exceed 8 or *any* pair has ties). Groups of unequal sizes,
+    which the reference's ``np.stack`` cannot take, are tested pair by pair.
+
+    Args:
+        groups: Scores per group name (at least two groups for any pair).
+        threshold: A pair differs significantly when ``p < threshold`` (the paper: 0.05).
+
+    Returns:
+        Columns ``group_0``, ``group_1``, ``n_0``, ``n_1``, ``mann_whitney_u``, ``p_value``,
+        ``significant_difference`` (0/1), one entry per pair.
+    """
+    names = sorted(groups)
+    pairs = list(itertools.combinations(names, 2))
+    out: dict[str, list] = {"group_0": [a for a, _ in pairs], "group_1": [b for _, b in pairs]}
+    out["n_0"] = [len(groups[a]) for a, _ in pairs]
+    out["n_1"] = [len(groups[b]) for _, b in pairs]
+    if not pairs:
+        u_values, p_values = np.zeros(0), np.zeros(0)
+    elif len({len(groups[name]) for name in names}) == 1:
+        first = np.stack([np.asarray(groups[a], dtype=np.float64) for a, _ in pairs])
+        second = np.stack([np.asarray(groups[b], dtype=np.float64) for _, b in pairs])
+        u_values, p_values = stats.mannwhitneyu(first, second, axis=1)
+    else:
+        tests = [stats.mannwhitneyu(groups[a], groups[b]) for a, b in pairs]
+        u_values = np.array([t.statistic for t in tests], dtype=np.float64)
+        p_values = np.array([t.pvalue for t in tests], dtype=np.float64)
+    out["mann_whitney_u"] = [float(u) for u in np.atleast_1d(u_values)]
+    out["p_value"] = [float(p) for p in np.atleast_1d(p_values)]
+    out["significant_difference"] = [int(p < threshold) for p in out["p_value"]]
+    return out

@@ -318,7 +318,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     # Written once every benchmark has scored: a failure leaves --out as it was.
     for result in results:
         folder = write_result(result, args.out)
-        print(f"wrote {folder / 'rows.tsv'} and {folder / 'summary.json'}")
+        tables = "".join(f", {folder / f'{table}.tsv'}" for table in result.tables)
+        print(f"wrote {folder / 'rows.tsv'}{tables} and {folder / 'summary.json'}")
     return 0
 
 

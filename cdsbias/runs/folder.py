@@ -10,8 +10,9 @@ A ``train.py`` output folder holds:
                                with whose word lists (:func:`build_run_info`)
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
-``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step
-                               (a benchmark scoped to an axis: ``NAME@AXIS``)
+``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step, and
+                               the benchmark's further tables (``<table>.tsv``; a benchmark
+                               scoped to an axis: ``NAME@AXIS``)
                                (``step-N-posthoc``: after the post-hoc method acted)
 ``checkpoint-N/``              the Trainer's checkpoint, plus ``bias_summary.json`` and the
                                files a method saves beside it (e.g. an adapter)
