@@ -89,7 +89,20 @@ def axis_fixtures(folder: Path) -> dict[str, tuple[Path, dict]]:
     for axis in AXIS_NAMES:
         for test in get_axis(axis).seat_tests:
             shutil.copyfile(ASSETS / "seat" / "mini-career.jsonl", seat_folder / f"{test}.jsonl")
+    # HolisticBias: two descriptors on the dataset axis each shipped axis maps to, with the
+    # mini fixture's nouns and templates.
+    holistic = folder / "holistic_bias"
+    holistic.mkdir(exist_ok=True)
+    for name in ("nouns.json", "sentence_templates.json"):
+        shutil.copyfile(ASSETS / "holistic_bias" / name, holistic / name)
+    (holistic / "standalone_noun_phrases.json").write_text("{}")
+    descriptors = {
+        get_axis(axis).holistic_bias_axis: {"first": ["tall"], "second": ["short"]}
+        for axis in AXIS_NAMES
+    }
+    (holistic / "descriptors.json").write_text(json.dumps(descriptors))
     return {
+        "holistic_bias": (holistic, {}),
         "crows_pairs": (crows_file, {}),
         "stereoset": (stereo_file, {"n_resamples": 50}),
         "seat": (seat_folder, {"n_samples": 100}),
@@ -108,8 +121,8 @@ def scorer(tiny_bert):
     return MaskedLMScorer.from_pretrained(str(tiny_bert), batch_size=64, progress=False)
 
 
-def test_the_axis_scoped_benchmarks_are_the_three_with_categories():
-    assert SCOPED == ["crows_pairs", "seat", "stereoset"]
+def test_the_axis_scoped_benchmarks_are_the_four_with_categories():
+    assert SCOPED == ["crows_pairs", "holistic_bias", "seat", "stereoset"]
 
 
 def _has_category(name: str, axis: str) -> bool:
@@ -160,6 +173,8 @@ def test_contract_holds_for_each_axis(name, axis, fixtures, scorer, tmp_path):
     intervals = bench.intervals(result.summary)
     if name == "seat":
         assert intervals == {} and set(rows["test"]) == set(get_axis(axis).seat_tests)
+    elif name == "holistic_bias":  # pairs share descriptors: no interval (its docstring)
+        assert intervals == {} and set(rows["axis"]) == {get_axis(axis).holistic_bias_axis}
     else:
         low, high = intervals[bench.headline_metrics()[0].key]
         assert low <= result.metrics[bench.headline_metrics()[0].key] <= high
@@ -173,7 +188,7 @@ def test_without_an_axis_the_benchmarks_score_as_before(name, fixtures):
     if name == "seat":
         assert bench.test_names == list(get_axis("gender").seat_tests)
     else:
-        assert bench.options.bias_type is None
+        assert all(getattr(bench.options, option) is None for option in bench.axis_option_names)
 
 
 def test_seat_default_tests_are_the_gender_axis_list():

@@ -333,3 +333,31 @@ def test_training_callback_card_and_compare(tmp_path, base, becpro, capsys):
     out = tmp_path / "comparison"
     assert main(["compare", str(run), "--out", str(out)]) == 0
     assert "holistic_bias: likelihood bias (age)" in (out / "comparison.md").read_text()
+
+
+def test_a_bias_axis_scopes_the_benchmark_to_its_dataset_axis(tmp_path):
+    """``--axis``/``bias_axes`` scope HolisticBias like CrowS-Pairs: each shipped axis to
+    the dataset axis it declares; a user's file without one is the error naming the option."""
+    from cdsbias.axes import AXES, get_axis
+    from cdsbias.benchmarks import build_axis_benchmarks
+
+    for name in AXES:
+        axis = get_axis(name)
+        bench = build_benchmark("holistic_bias", {"data_file": FIXTURE}, axis=axis)
+        assert bench.options.axes == [axis.holistic_bias_axis], name
+        assert bench.key == f"holistic_bias[{name}]"
+    built = build_axis_benchmarks(
+        "holistic_bias", {"data_file": FIXTURE}, [get_axis("age"), get_axis("religion")]
+    )
+    assert [b.options.axes for b in built] == [["age"], ["religion"]]
+    user = tmp_path / "team.tsv"
+    user.write_text("red\tblue\nreds\tblues\n", encoding="utf-8")
+    with pytest.raises(
+        CdsbiasError, match=r"no HolisticBias axis; set the holistic_bias option axes"
+    ):
+        build_benchmark("holistic_bias", {"data_file": FIXTURE}, axis=str(user))
+    # An explicit choice wins over the axis, as with CrowS-Pairs' bias_type.
+    chosen = build_axis_benchmarks(
+        "holistic_bias", {"data_file": FIXTURE, "axes": ["nonce"]}, [get_axis("age")]
+    )
+    assert [b.options.axes for b in chosen] == [["nonce"]]

@@ -72,6 +72,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from cdsbias.benchmarks.axis_scope import no_category_error
 from cdsbias.benchmarks.base import Benchmark, Metric, register
 from cdsbias.benchmarks.holistic_bias_data import (
     DESCRIPTORS,
@@ -93,6 +94,12 @@ P_THRESHOLD = 0.05
 #: Distinct sentences per call of the scorer: bounds the masked copies held at once
 #: (~13 per sentence) while each call still fills many length-sorted batches.
 CHUNK_SENTENCES = 4096
+#: The dataset's axes (v1.1), for the error of a bias axis that maps to none.
+HOLISTIC_BIAS_AXES = (
+    "ability", "age", "body_type", "characteristics", "cultural", "gender_and_sex",
+    "nationality", "nonce", "political_ideologies", "race_ethnicity", "religion",
+    "sexual_orientation", "socioeconomic_class",
+)  # fmt: skip
 
 
 @dataclass
@@ -154,6 +161,18 @@ class HolisticBias(Benchmark):
         'to hear that": Finding New Biases in Language Models with a Holistic Descriptor '
         "Dataset. EMNLP 2022."
     )
+
+    axis_option_names = ("axes",)
+
+    @classmethod
+    def axis_options(cls, axis: Any) -> dict[str, Any]:
+        """``axes``: the dataset axis a bias axis declares (``BiasAxis.holistic_bias_axis``:
+        ``disability`` -> ``ability``, ``race`` -> ``race_ethnicity``)."""
+        if axis.holistic_bias_axis is None:
+            raise no_category_error(
+                "holistic_bias", axis, "HolisticBias axis", "axes", HOLISTIC_BIAS_AXES
+            )
+        return {"axes": [axis.holistic_bias_axis]}
 
     def headline_metrics(self) -> tuple[Metric, ...]:
         """The pooled fraction, and each axis's where the options name the axes."""
