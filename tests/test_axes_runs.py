@@ -139,7 +139,7 @@ def test_compare_and_card_of_the_two_axis_run(two_axis_run):
         assert f"### {benchmark}:" in table
     assert "| run | method | debiased for | gender | religion |" in table
     card = str(model_card(two_axis_run, "org/two-axes"))
-    assert "## Bias axes" in card and "Debiased for: **gender**." in card
+    assert "## Bias axes" in card and "Debiased for: **gender** (word lists: cdsbias)." in card
     assert "Measured before and after training: gender, religion." in card
     axes_table = card[card.index("## Bias axes") : card.index("## Bias before")]
     assert "| gender |" in axes_table and "| religion |" in axes_table

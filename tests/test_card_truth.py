@@ -78,7 +78,7 @@ def test_no_card_or_upload_file_names_a_local_path(name, age_runs, tmp_path, cap
              p.read_bytes()]  # fmt: skip
     assert not leaks, f"{leaks} name {local}"
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "Debiased for: **age**." in card
+    assert "Debiased for: **age** (word lists: file)." in card
     if name == "leace-hook":
         assert "bias axis age: young, middle, old" in card
 
@@ -96,7 +96,8 @@ def test_a_moved_axis_file_still_gives_the_axis_on_the_card(name, age_runs, tmp_
         shutil.move(moved, axis_file)
     assert code == 0, err
     card = (tmp_path / "upload" / "README.md").read_text(encoding="utf-8")
-    assert "Debiased for: **age**." in card and "gender: male, female" not in card
+    assert "Debiased for: **age** (word lists: file)." in card
+    assert "gender: male, female" not in card
     if name == "leace-hook":
         assert "bias axis age: young, middle, old" in card
     else:

@@ -5,7 +5,9 @@
 (cdsbias.axes.files). An unknown name is a one-line error with a did-you-mean. Adding an
 axis is one line in :data:`AXES` plus its module (a ``build()`` returning a
 :class:`~cdsbias.axes.base.BiasAxis`) and, usually, its word file in
-``cdsbias/resources/axes``.
+``cdsbias/resources/axes``. A *variant* (``race@bias-bench``: the race axis with bias-bench's
+own word lists, cdsbias.axes.bias_bench) is registered the same way, as
+``"module:function"``.
 
 CDS, the debiasing methods and the benchmarks read an axis from here; nothing above keeps
 its own copy of an axis's words, prefix or test names.
@@ -31,6 +33,9 @@ AXES: dict[str, str] = {
     "nationality": "cdsbias.axes.nationality",
     "physical_appearance": "cdsbias.axes.physical_appearance",
     "socioeconomic": "cdsbias.axes.socioeconomic",
+    "gender@bias-bench": "cdsbias.axes.bias_bench:gender",
+    "race@bias-bench": "cdsbias.axes.bias_bench:race",
+    "religion@bias-bench": "cdsbias.axes.bias_bench:religion",
 }
 DEFAULT_AXIS = "gender"
 
@@ -50,9 +55,18 @@ def is_axis_file(reference: str) -> bool:
     return split_reference(str(reference))[0].suffix.lower() in SUFFIXES
 
 
+def registry_name(reference: str) -> str:
+    """The :data:`AXES` key ``reference`` spells: lower case, hyphens in the axis's own name
+    read as underscores (CrowS-Pairs and bias-bench spell categories "sexual-orientation"),
+    a variant's word-list suffix kept as written (``race@bias-bench``)."""
+    axis, at, lists = reference.lower().partition("@")
+    return axis.replace("-", "_") + at + lists
+
+
 @cache
 def _registered(name: str) -> BiasAxis:
-    return importlib.import_module(AXES[name]).build()
+    module, _, function = AXES[name].partition(":")
+    return getattr(importlib.import_module(module), function or "build")()
 
 
 def get_axis(reference: str | BiasAxis = DEFAULT_AXIS) -> BiasAxis:
@@ -67,8 +81,7 @@ def get_axis(reference: str | BiasAxis = DEFAULT_AXIS) -> BiasAxis:
     reference = str(reference).strip()
     if is_axis_file(reference):
         return read_axis_file(reference)
-    # CrowS-Pairs and bias-bench spell categories with hyphens ("sexual-orientation").
-    name = reference.lower().replace("-", "_")
+    name = registry_name(reference)
     if name not in AXES:
         error = unknown_name_error("bias axis", reference, AXES)
         raise CdsbiasError(

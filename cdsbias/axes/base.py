@@ -16,6 +16,11 @@ written):
   three): the *first* tuple it appears in gives its counterparts. bias-bench's own loop lets
   the last match win; the first is kept here because the shipped tuples are ordered from the
   most common use to the least, and a file's author reads top-down.
+
+An axis says whose word lists its tuples are (:attr:`BiasAxis.word_lists`): cdsbias's own
+revised lists, a user's file, or another project's lists shipped as a *variant* of a
+registered axis (``race@bias-bench``: bias-bench's tuples, everything else the base axis's),
+so that a run folder and a results table can say which lists a number was made with.
 """
 
 from __future__ import annotations
@@ -28,8 +33,13 @@ from functools import cached_property
 
 from cdsbias.errors import CdsbiasError
 
-#: A word of a tuple: letters, with inner hyphens or apostrophes ("african-american").
-AXIS_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: A word of a tuple: letters, with inner hyphens or apostrophes ("african-american"), and
+#: an abbreviation's final full stop as bias-bench lists "mr." (its words match whitespace
+#: tokens, so "mr." is a word there).
+AXIS_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*\.?")
+#: Values of :attr:`BiasAxis.word_lists`: cdsbias's shipped lists, a user's attribute
+#: file, bias-bench's ``data/bias_attribute_words.json`` as published.
+WORD_LISTS = ("cdsbias", "file", "bias-bench")
 #: The word classes a shipped or user TSV may give a tuple in its ``form`` column; CDS uses
 #: them for agreement (cdsbias.cds.axis_substitution). None: not given.
 TUPLE_FORMS = ("adjective", "noun", "plural", "other")
@@ -65,6 +75,13 @@ class BiasAxis:
         holistic_bias_buckets: Per group, the HolisticBias buckets of that axis whose
             descriptors name the group (``(("child", "young"), ("old",))``); read with
             :func:`cdsbias.axes.holistic_bias.axis_descriptors`.
+        word_lists: Whose word lists the tuples are (:data:`WORD_LISTS`): ``cdsbias``
+            (the shipped, revised lists), ``file`` (a user's attribute file) or
+            ``bias-bench`` (Meade et al.'s own lists, the ``NAME@bias-bench`` variants). Run
+            folders record it, so results say which lists each number was made with.
+        variant_of: For a variant, the registered axis whose groups, prefix, SEAT tests,
+            benchmark categories and language it shares (``race`` for
+            ``race@bias-bench``); None for an axis of its own.
     """
 
     name: str
@@ -83,9 +100,15 @@ class BiasAxis:
     people_only: frozenset[str] = frozenset()
     holistic_bias_axis: str | None = None
     holistic_bias_buckets: tuple[tuple[str, ...], ...] = ()
+    word_lists: str = "cdsbias"
+    variant_of: str | None = None
 
     def __post_init__(self) -> None:
         where = self.source or f"axis '{self.name}'"
+        if self.word_lists not in WORD_LISTS:
+            raise CdsbiasError(
+                f"{where}: word_lists '{self.word_lists}' is not one of {', '.join(WORD_LISTS)}"
+            )
         if len(self.groups) < 2:
             raise CdsbiasError(f"{where}: an axis needs at least two groups, got {self.groups}")
         if len(set(self.groups)) != len(self.groups):
@@ -124,6 +147,12 @@ class BiasAxis:
                 f"{where}: {len(self.holistic_bias_buckets)} HolisticBias bucket lists for "
                 f"{len(self.groups)} groups"
             )
+
+    @property
+    def base_name(self) -> str:
+        """The registered axis this one measures: :attr:`variant_of`, else :attr:`name`
+        (what a language declares and what gender's own rules key on)."""
+        return self.variant_of or self.name
 
     @property
     def k(self) -> int:
@@ -182,7 +211,7 @@ class BiasAxis:
         """
         if self.languages is None:
             return
-        if self.name not in language_axes or code not in self.languages:
+        if self.base_name not in language_axes or code not in self.languages:
             raise CdsbiasError(
                 f"The CDS language '{code}' has no '{self.name}' axis; it has "
                 f"{', '.join(language_axes)}. Use one of those, a language with "
@@ -206,10 +235,12 @@ class BiasAxis:
         )
 
     def record(self) -> dict[str, object]:
-        """What a run folder stores about the axis: name, groups, source and hash."""
+        """What a run folder stores about the axis: name, groups, whose word lists, source
+        and hash."""
         return {
             "name": self.name,
             "groups": list(self.groups),
+            "word_lists": self.word_lists,
             "source": self.source,
             "hash": self.hash,
             "tuples": len(self.tuples),

@@ -154,6 +154,7 @@ def read_axis_file(reference: str, **metadata: object) -> BiasAxis:
             unequal length, or a word listed under two groups.
     """
     path, key = split_reference(reference)
+    metadata.setdefault("word_lists", "file")  # a user's own lists, whatever their origin
     if path.suffix.lower() == ".json":
         return read_json_axis(path, key, **metadata)
     if path.suffix.lower() == ".tsv":

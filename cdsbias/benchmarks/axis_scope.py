@@ -42,8 +42,9 @@ def split_key(key: str) -> tuple[str, str | None]:
 #: Between a benchmark's name and its axis in a result folder's name.
 FOLDER_AXIS_MARK = "@"
 # Characters a folder name built from a user's axis name does not keep: anything but
-# letters, digits, "_", "." and "-" (globs, spaces, separators).
-_NOT_IN_FOLDER_NAME = re.compile(r"[^\w.-]+")
+# letters, digits, "_", ".", "-" and "@" (globs, spaces, separators). A variant's "@" stays
+# ("crows_pairs@race@bias-bench"): the key splits at the first one.
+_NOT_IN_FOLDER_NAME = re.compile(r"[^\w.@-]+")
 
 
 def result_folder_name(key: str) -> str:
@@ -52,6 +53,8 @@ def result_folder_name(key: str) -> str:
 
     >>> result_folder_name("crows_pairs[religion]"), result_folder_name("becpro")
     ('crows_pairs@religion', 'becpro')
+    >>> result_folder_name("crows_pairs[race@bias-bench]")
+    'crows_pairs@race@bias-bench'
     """
     name, axis = split_key(key)
     if axis is None:
@@ -65,6 +68,8 @@ def result_key(folder_name: str) -> str:
 
     >>> result_key("crows_pairs@religion"), result_key("crows_pairs[religion]")
     ('crows_pairs[religion]', 'crows_pairs[religion]')
+    >>> result_key("crows_pairs@race@bias-bench")
+    'crows_pairs[race@bias-bench]'
     """
     name, mark, axis = folder_name.partition(FOLDER_AXIS_MARK)
     return axis_key(name, axis) if mark and name and axis else folder_name

@@ -213,9 +213,10 @@ def build_benchmarks(names: list[str], args: argparse.Namespace) -> list[Any]:
     if axis is not None:
         from cdsbias.axes import get_axis
 
-        name = get_axis(axis).name
+        scored = get_axis(axis)
+        name = scored.name
         gender_only = [b.name for b in benchmarks if not b.axis_option_names]
-        if gender_only and name != "gender":
+        if gender_only and scored.base_name != "gender":
             warnings.warn(
                 f"{', '.join(gender_only)} {'measures' if len(gender_only) == 1 else 'measure'} "
                 f"gender only: --axis {name} does not change "

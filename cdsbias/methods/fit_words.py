@@ -166,7 +166,8 @@ def axis_fit_words(axis: BiasAxis, path: str | Path | None = None) -> WordPairs:
             f"{axis.source or axis.name}: a group is named '{NEUTRAL}', the name of the fit's "
             "class of sentences with no axis word; rename that group."
         )
-    return WordPairs(tuple(axis.tuples), axis.source or axis.name, axis.groups, axis.name)
+    # A variant's fit follows its base axis's rules (gender@bias-bench: gender's INLP classes).
+    return WordPairs(tuple(axis.tuples), axis.source or axis.name, axis.groups, axis.base_name)
 
 
 def binary_inlp(pairs: WordPairs) -> bool:

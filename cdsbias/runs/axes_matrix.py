@@ -161,10 +161,14 @@ def matrix_markdown(rows: Sequence[tuple[str, str, str, Sequence[AxisChange]]]) 
     return "\n".join(lines) + "\n"
 
 
-def card_axes_section(debiased: str, changes: Sequence[AxisChange]) -> list[str]:
-    """The model card's "Bias axes" section: the axis debiased for, and every axis measured
-    before and after (axes x benchmarks)."""
-    lines = ["## Bias axes", "", f"Debiased for: **{debiased}**."]
+def card_axes_section(
+    debiased: str, changes: Sequence[AxisChange], *, word_lists: str | None = None
+) -> list[str]:
+    """The model card's "Bias axes" section: the axis debiased for (with whose word lists,
+    ``BiasAxis.word_lists``, when known), and every axis measured before and after (axes x
+    benchmarks)."""
+    lists = f" (word lists: {word_lists})" if word_lists else ""
+    lines = ["## Bias axes", "", f"Debiased for: **{debiased}**{lists}."]
     if not changes:
         return [*lines, ""]
     axes = _ordered([c.axis for c in changes])

@@ -23,7 +23,7 @@ from cdsbias.runs.axes_matrix import axis_changes, card_axes_section
 from cdsbias.runs.card_recipe import untrained_recipe
 from cdsbias.runs.downstream_results import card_section as downstream_card_section
 from cdsbias.runs.downstream_results import read_downstream
-from cdsbias.runs.folder import CURVE_FILE, RunFolder, axis_name
+from cdsbias.runs.folder import CURVE_FILE, RunFolder, axis_name, axis_record
 from cdsbias.runs.published_folder import base_hub_id, checkpoint_method
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def model_card(checkpoint: Path, repo_id: str, *, merge: bool = False) -> ModelC
         "",
         *method_statement(info.get("method"), plan, saved, merged, posthoc=posthoc),
         *usage_lines(saved, merged, repo_id, base, has_tokenizer, attached_methods(checkpoint)),
-        *_axes_lines(recipe, before, after),
+        *_axes_lines(recipe, info, before, after),
         f"## Bias before (step {before['step']}) and after (step {step}"
         f"{', post-hoc' if after.get('posthoc') else ''})",
         "",
@@ -296,14 +296,18 @@ def _benchmark_sections(
     return sections, eval_results, citations
 
 
-def _axes_lines(recipe: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """The axis the model was debiased for and every axis measured, before and after; none
-    for a gender run that measured no axis-scoped benchmark (its card as it always was)."""
+def _axes_lines(
+    recipe: dict[str, Any], info: dict[str, Any], before: dict[str, Any], after: dict[str, Any]
+) -> list[str]:
+    """The axis the model was debiased for, with whose word lists CDA and the fits read (as
+    the run recorded its axis), and every axis measured, before and after; none for a gender
+    run that measured no axis-scoped benchmark (its card as it always was)."""
     debiased = axis_name(recipe)  # a user's file by its name, never its path
     changes = axis_changes([before, after])
     if not changes and debiased == DEFAULT_AXIS:
         return []
-    return card_axes_section(debiased, changes)
+    recorded = info.get("bias_axis") or axis_record(recipe.get("bias_axis")) or {}
+    return card_axes_section(debiased, changes, word_lists=recorded.get("word_lists"))
 
 
 def _representation_lines(before: Any, after: Any) -> list[str]:

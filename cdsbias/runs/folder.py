@@ -6,7 +6,8 @@ A ``train.py`` output folder holds:
 ``recipe.yaml``                every recipe key with the value in effect (the effective
                                config; finished runs are read from it, never re-defaulted)
 ``run_info.json``              base model hub id, corpus, the card's recipe keys, the method
-                               plan with its parameter counts (:func:`build_run_info`)
+                               plan with its parameter counts, the mitigated bias axis
+                               with whose word lists (:func:`build_run_info`)
 ``bias_metrics.jsonl``         one point per evaluated step (:mod:`cdsbias.runs.points`)
 ``bias_curve.png``             headline metrics and held-out loss per step
 ``bias/step-N/<benchmark>/``   ``rows.tsv`` and ``summary.json`` of every evaluated step, and
@@ -63,15 +64,20 @@ def _point_order(point: Mapping[str, Any]) -> tuple[int, bool]:
 
 
 def build_run_info(
-    effective: Mapping[str, Any], *, corpus: dict[str, Any], method: dict[str, Any] | None
+    effective: Mapping[str, Any],
+    *,
+    corpus: dict[str, Any],
+    method: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """``run_info.json``: what the publisher and ``compare`` need of a run.
+    """``run_info.json``: what the publisher, ``compare`` and a study's table need of a run.
 
     Args:
         effective: The run's effective recipe (plain values, as in ``recipe.yaml``).
         corpus: :func:`cdsbias.data.corpora.describe_corpus` of its training corpus.
         method: :meth:`cdsbias.methods.MethodPlan.summary` of the trained model (None when
             it was not recorded).
+
+    ``bias_axis`` records the axis the run mitigates (:func:`axis_record`).
     """
     scratch = effective.get("init_from_scratch")
     info = {
@@ -80,33 +86,40 @@ def build_run_info(
         "card_recipe": card_recipe(dict(effective)),
         "method": method,
     }
-    recorded = _axis_file_record(effective.get("bias_axis"))
+    recorded = axis_record(effective.get("bias_axis"))
     if recorded is not None:
         info["bias_axis"] = recorded
     return info
 
 
-def _axis_file_record(reference: Any) -> dict[str, Any] | None:
-    """A user's attribute file as the run keeps it (name, groups, tuples, forms; its file
-    name, not its path), so the finished run reads its axis after the file has moved.
-    None for a registered axis, or a file that cannot be read now."""
-    from cdsbias.axes import get_axis, is_axis_file
+def axis_record(reference: Any) -> dict[str, Any] | None:
+    """The axis a run mitigates as ``run_info.json`` keeps it: name, groups, whose word lists
+    (``BiasAxis.word_lists``: ``cdsbias``, ``bias-bench`` or a user's ``file``, which CDA and
+    the post-hoc fits read, so a results table can say which lists a number used) and hash;
+    for a user's attribute file also its tuples and forms and its file name (not its path),
+    so the finished run reads its axis after the file has moved. None for a file that
+    cannot be read now."""
+    from cdsbias.axes import DEFAULT_AXIS, get_axis, is_axis_file
     from cdsbias.axes.files import split_reference
 
-    if not reference or not is_axis_file(str(reference)):
-        return None
+    reference = str(reference or DEFAULT_AXIS)
     try:
-        axis = get_axis(str(reference))
+        axis = get_axis(reference)
     except CdsbiasError:
         return None
-    return {
+    record: dict[str, Any] = {
         "name": axis.name,
         "groups": list(axis.groups),
-        "tuples": [list(words) for words in axis.tuples],
-        "forms": list(axis.forms),
-        "source": split_reference(str(reference))[0].name,
-        "hash": axis.hash,
+        "word_lists": axis.word_lists,
     }
+    if is_axis_file(reference):
+        record.update(
+            tuples=[list(words) for words in axis.tuples],
+            forms=list(axis.forms),
+            source=split_reference(reference)[0].name,
+        )
+    record["hash"] = axis.hash
+    return record
 
 
 def axis_name(recipe: Mapping[str, Any]) -> str:
@@ -273,6 +286,7 @@ class RunFolder:
                     tuples=tuple(tuple(words) for words in recorded["tuples"]),
                     forms=tuple(recorded.get("forms") or ()),
                     source=recorded.get("source", ""),
+                    word_lists=recorded.get("word_lists", "file"),
                 ),
             }
         return plan_from_values(values)

@@ -16,7 +16,8 @@ class AxisConfig:
         metadata={
             "help": "The axis the run mitigates: gender (default), race, religion, age, "
             "disability, sexual_orientation, nationality, physical_appearance, "
-            "socioeconomic (docs/axes.md: which methods apply to which), or an "
+            "socioeconomic (docs/axes.md: which methods apply to which), gender, race or "
+            "religion with bias-bench's own word lists (race@bias-bench, ...), or an "
             "attribute file of your own (FILE.tsv with a header of group names, or "
             "bias-bench's FILE.json[#key]). CDS, the post-hoc methods, Self-Debias and "
             "Context-Debias read it (docs/axes.md)."
