@@ -61,11 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     """Builds the top-level parser with every registered sub-command."""
     from cdsbias.axes import AXES
 
+    # A variant (race@bias-bench: another source's word lists) is named by its source alone:
+    # argparse wraps lines at hyphens, which would split a variant's name.
+    axes = [name for name in AXES if "@" not in name]
+    sources = sorted({name.split("@", 1)[1] for name in AXES if "@" in name})
+    variants = f"; AXIS@{'/'.join(sources)} with that source's word lists" if sources else ""
     parser = argparse.ArgumentParser(
         prog="cdsbias",
         description="Measure and mitigate social bias in masked language models along "
-        f"registered bias axes ({', '.join(AXES)}) or an attribute word file of your own "
-        "(docs/axes.md).",
+        f"registered bias axes ({', '.join(axes)}{variants}) or an attribute word file of "
+        "your own (docs/axes.md).",
     )
     parser.add_argument("--version", action="version", version=f"cdsbias {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
