@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cdsbias.benchmarks.results import table_cell
+from cdsbias.benchmarks.results import format_value, table_cell
 from cdsbias.io import atomic_path, atomic_write_text
 from cdsbias.studies.spec import BASE
+from cdsbias.studies.stats import N_REPLICATES
 from cdsbias.studies.table import Column, Entry, Row
 
 TABLE_DIR = "table"
@@ -24,22 +25,25 @@ SAME_AS_BASE, SAME_AS_BEST, BEST = "°", "≈", "★"
 
 
 def _number(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    return f"{value:.4f}" if abs(value) < 100 else f"{value:.2f}"
+    return format_value(value)
+
+
+def _p(value: float | None) -> str:
+    """A bootstrap p-value; 0 of the replicates is ``p<1/N``."""
+    if value is None:
+        return "p=n/a"
+    return f"p<{1 / N_REPLICATES:.2g}" if value == 0 else f"p={value:.3g}"
 
 
 def entry_text(entry: Entry) -> str:
     """``mean ± sd [low, high]; Δ +x [low, high] p=…`` with the marks."""
     text = _number(entry.mean)
     if entry.sd is not None:
-        text += f" ± {_number(entry.sd)}"
+        text += f" ± {_number(entry.sd).lstrip('+')}"
     text += f" [{_number(entry.ci[0])}, {_number(entry.ci[1])}]"
     if entry.change is not None and entry.change_ci is not None:
-        text += (
-            f"; Δ {entry.change:+.4f} [{entry.change_ci[0]:+.4f}, {entry.change_ci[1]:+.4f}]"
-            f" p={entry.p:.3g}"
-        )
+        low, high = (_number(v) for v in entry.change_ci)
+        text += f"; Δ {_number(entry.change)} [{low}, {high}] {_p(entry.p)}"
         if entry.same_as_base:
             text += f" {SAME_AS_BASE}"
     if entry.best:

@@ -94,13 +94,17 @@ def _finite(value: Any) -> bool:
 
 def _interval_of(entry: dict[str, Any], metric: Metric) -> list[float] | None:
     """The benchmark's recorded 95% interval of ``metric`` at a point, if any: its
-    ``intervals`` (axis-scoped entries), else the curve point of the same label."""
+    ``intervals`` (axis-scoped entries), else the curve point of the same label or, failing
+    that, of exactly the same value (BEC-Pro's curve names a gap by its group)."""
     recorded = (entry.get("intervals") or {}).get(metric.key)
     if recorded:
         return recorded
-    curve = (entry.get("curve") or {}).get(metric.label)
-    if curve and len(curve) == 3 and curve[1] is not None:
-        return [curve[1], curve[2]]
+    curve = entry.get("curve") or {}
+    value = (entry.get("metrics") or {}).get(metric.key)
+    same = [p for p in curve.values() if p and len(p) == 3 and p[0] == value]
+    point = curve.get(metric.label) or (same[0] if len(same) == 1 else None)
+    if point and len(point) == 3 and point[1] is not None and point[2] is not None:
+        return [point[1], point[2]]
     return None
 
 
@@ -157,13 +161,17 @@ def read_cell(folder: Path) -> tuple[dict[Column, Value], dict[str, Any]]:
 
 
 def _word_lists(axis: str) -> str:
+    """Where the fitted axis's word lists come from (the axis registry's ``source``), with
+    the package's own folder shortened to ``cdsbias/``."""
     from cdsbias.axes import get_axis
     from cdsbias.errors import CdsbiasError
 
     try:
-        return str(get_axis(axis).source)
+        source = str(get_axis(axis).source)
     except CdsbiasError:
         return "unknown (the axis cannot be read here)"
+    package = str(Path(__file__).resolve().parents[1])
+    return source.replace(package, "cdsbias")
 
 
 def build_rows(folder: StudyFolder, cells: Sequence[Cell]) -> list[Row]:
