@@ -90,22 +90,24 @@ def run_cell(study: str | Path, cell: Cell, launch: Launch) -> str:
     slurm_id = os.environ.get("SLURM_JOB_ID")
     if slurm_id:
         where.update(slurm_job_id=slurm_id, slurm_folder=os.environ.get("CDSBIAS_STUDY_SLURM"))
-    folder.write_state(cell, RUNNING, started=time.time(), **where)
+    started = time.time()
+    folder.write_state(cell, RUNNING, started=started, **where)
     log = folder.log_file(cell)
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **launch.env}
     if launch.threads is not None:
         env["OMP_NUM_THREADS"] = str(launch.threads)
     env.setdefault("WANDB_NAME", cell.id)
-    started = time.time()
     with open(log, "w", encoding="utf-8") as handle:
-        code = subprocess.call(
+        process = subprocess.Popen(
             launch.command(cell, folder.path),
             stdout=handle,
             stderr=subprocess.STDOUT,
             env=env,
             preexec_fn=_die_with_parent,
         )
+        folder.write_state(cell, RUNNING, started=started, cell_pid=process.pid, **where)
+        code = process.wait()
     seconds = round(time.time() - started, 1)
     if code == 0 and (out / TRAINER_STATE_FILE).exists():
         folder.write_state(cell, DONE, spec_hash=spec_hash, record=record, seconds=seconds, **where)
