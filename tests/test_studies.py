@@ -57,6 +57,7 @@ points = [point(0, 2.0, 3.0)] + ([] if method == "base" else [point(10, after, 3
 (out / "bias_metrics.jsonl").write_text("".join(json.dumps(p) + "\\n" for p in points))
 (out / "run_info.json").write_text(json.dumps({"base_model": None}))
 (out / "trainer_state.json").write_text("{}")
+(out / "recipe.yaml").write_text(f"run_name: {method}\\n")
 """
 
 
@@ -309,3 +310,24 @@ def test_slurm_through_submitit_debug_executor(tmp_path, fake_cells):
     assert counts["done"] == 2
     assert (out / "slurm").is_dir()
     assert (out / "runs" / "tiny" / "cda" / "gender" / "seed-0" / "trainer_state.json").exists()
+
+
+def test_methods_page_writes_a_table_from_a_studys_cells(tmp_path, fake_cells):
+    """``make methods``'s last step: each named method's seed-0 cell, through compare."""
+    import importlib.util
+
+    out = tmp_path / "study"
+    spec_path = write_spec(tmp_path, methods={"cda": {}, "cds": {}})
+    main(["study", "run", str(spec_path), "--out", str(out)])
+    page = tmp_path / "page.md"
+    page.write_text("head\n<!-- compare: begin -->\nold\n<!-- compare: end -->\ntail\n")
+    script = REPO / "scripts" / "methods_page.py"
+    spec = importlib.util.spec_from_file_location("methods_page", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--study", str(out), "cds", "cda", "--page", str(page)]) == 0
+    text = page.read_text()
+    assert "cdsbias compare cds cda --format markdown" in text and "old" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| cd")]
+    assert [r.split(" | ")[0] for r in rows] == ["| cds", "| cda"]
+    assert "+2.0000 → +0.5000" in rows[0]  # seed 0 of cds: 2.0 -> 0.5

@@ -50,6 +50,13 @@ def register(subparsers: Any) -> None:
         help="replace the spec's models (repeat for several)",
     )
     run.add_argument(
+        "--set",
+        action="append",
+        dest="study_keys",
+        metavar="KEY=VALUE",
+        help="replace a study key of the spec, e.g. --set seeds=1 --set 'axes=[race]'",
+    )
+    run.add_argument(
         "--rerun-changed",
         action="store_true",
         help="rerun finished cells whose keys changed (their folders are "
@@ -79,7 +86,9 @@ def run_study(args: argparse.Namespace) -> int:
     from cdsbias.studies.runner import default_folder, run_study
     from cdsbias.studies.spec import load_spec
 
-    spec = load_spec(args.spec, args.overrides, models=_models(args.model))
+    spec = load_spec(
+        args.spec, args.overrides, models=_models(args.model), study_keys=args.study_keys
+    )
     out = args.out or default_folder(spec)
     counts = run_study(
         spec, out, executor=args.executor, jobs=args.jobs, rerun_changed=args.rerun_changed

@@ -91,7 +91,8 @@ def expand(spec: StudySpec) -> list[Cell]:
         axes = list(dict.fromkeys(a for m in spec.methods for a in spec.method_axes(m)))
         if spec.base:
             for axis in axes:
-                keys = {**spec.overrides, **shared, **BASE_KEYS, "run_name": BASE}
+                keys = {**spec.overrides, **shared, **spec.command_line, **BASE_KEYS}
+                keys["run_name"] = BASE
                 keys.update(model_name_or_path=model, bias_axis=axis, seed=spec.seeds[0])
                 cells.append(Cell(label, BASE, axis, spec.seeds[0], spec.recipe, keys))
         for method, entry in spec.methods.items():
@@ -100,6 +101,7 @@ def expand(spec: StudySpec) -> list[Cell]:
             for axis in spec.method_axes(method):
                 for seed in spec.seeds:
                     keys = {"run_name": method, **spec.overrides, **shared, **method_keys}
+                    keys.update(spec.command_line)
                     keys.update(model_name_or_path=model, bias_axis=axis, seed=seed)
                     cells.append(Cell(label, method, axis, seed, recipe, keys))
     return cells

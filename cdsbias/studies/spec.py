@@ -102,6 +102,8 @@ class StudySpec:
         wandb: Log each cell as a W&B run in the study's group, and the table as a W&B
             Table (offline without a key).
         slurm: :class:`SlurmSpec` for ``--executor slurm``.
+        command_line: Recipe keys given on the command line: every cell's, applied last
+            (over the spec's overrides, benchmarks and method keys).
         source: The spec file (set by :func:`load_spec`).
     """
 
@@ -118,6 +120,7 @@ class StudySpec:
     base: bool = True
     wandb: bool = False
     slurm: SlurmSpec | dict[str, Any] = field(default_factory=SlurmSpec)
+    command_line: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
 
     def __post_init__(self) -> None:
@@ -131,16 +134,21 @@ class StudySpec:
             )
         self.models = _model_labels(self.models)
         self.overrides = _mapping("overrides", self.overrides)
+        self.command_line = _mapping("command line", self.command_line)
         self.methods = _methods(self.methods)
         self.axes = _names("axes", self.axes)
         self.seeds = _seeds(self.seeds)
         if self.measure_axes is not None:
             self.measure_axes = _names("measure_axes", self.measure_axes)
-        for key in STUDY_KEYS:
-            if key in self.overrides:
-                raise CdsbiasError(
-                    f"overrides.{key}: the study sets {key} in every cell; remove it."
-                )
+        for where, keys in (
+            ("overrides.", self.overrides),
+            ("the command line's ", self.command_line),
+        ):
+            for key in STUDY_KEYS:
+                if key in keys:
+                    raise CdsbiasError(
+                        f"{where}{key}: the study sets {key} in every cell; remove it."
+                    )
         for flag in ("base", "wandb"):
             if not isinstance(getattr(self, flag), bool):
                 raise CdsbiasError(f"{flag} must be true or false, got {getattr(self, flag)!r}.")
@@ -265,10 +273,20 @@ def _methods(value: Any) -> dict[str, dict[str, Any]]:
 
 
 def load_spec(
-    path: str | Path, overrides: list[str] | None = None, *, models: Any = None
+    path: str | Path,
+    overrides: list[str] | None = None,
+    *,
+    models: Any = None,
+    study_keys: list[str] | None = None,
 ) -> StudySpec:
-    """Reads a study spec; ``overrides`` (``key=value``) replace recipe keys of every cell,
-    ``models`` (a list or ``{label: model}``) the spec's models.
+    """Reads a study spec.
+
+    Args:
+        path: The spec file.
+        overrides: ``key=value`` recipe keys of every cell, applied last.
+        models: A list or ``{label: model}`` that replaces the spec's models.
+        study_keys: ``key=value`` study keys that replace the spec's (``seeds=1``,
+            ``axes=[race]``), e.g. a small first try of a large study.
 
     Raises:
         CdsbiasError: A missing or unreadable file, an unknown key (with the nearest one),
@@ -286,9 +304,8 @@ def load_spec(
     if not isinstance(values, dict):
         raise CdsbiasError(f"study spec {path} must be a mapping of key: value.")
     values.pop("source", None)
-    extra = parse_key_values(overrides or [], "Override")
-    if extra:
-        values["overrides"] = {**(values.get("overrides") or {}), **extra}
+    values.update(parse_key_values(study_keys or [], "--set"))
+    values["command_line"] = parse_key_values(overrides or [], "Override")
     if models is not None:
         values["models"] = models
     try:
