@@ -195,3 +195,36 @@ def test_slurm_path_through_submitits_local_executor(tiny, shared_data, tmp_path
     logs = list((out / "slurm").glob("*_log.out"))
     assert logs, "submitit wrote no job logs"
     assert (out / "runs" / "tiny" / "cds" / "gender" / "seed-0" / "trainer_state.json").exists()
+
+
+def test_bias_bench_study_at_tiny_scale(tiny, shared_data, tmp_path):
+    """studies/bias_bench.yaml as shipped (its methods, their keys, Slurm keys) on race with
+    one seed, through overrides: the smoke recipe's corpus and budget, the tiny model,
+    CrowS-Pairs alone, no GLUE. INLP needs 100 sentences per class and the 200 documents
+    give it 12 race sentences: it fails with its error; the other four methods finish."""
+    from cdsbias.benchmarks.axis_scope import split_key
+
+    out = tmp_path / "bias-bench"
+    data = str(shared_data)
+    code = main([
+        "study", "run", str(REPO / "studies" / "bias_bench.yaml"),
+        "init_from_scratch=false", f"data_dir={data}", f"bias_data_dir={data}",
+        "max_documents=200", "max_steps=2", "save_steps=2", "gradient_accumulation_steps=1",
+        "per_device_train_batch_size=8", "bias_n_resamples=50", "learning_rate=5e-4",
+        "--out", str(out), "--model", f"tiny={tiny}", "--set", f"recipe={SMOKE}",
+        "--set", "seeds=1", "--set", "axes=[race]", "--set", "measure_axes=[race]",
+        "--set", "downstream=null", "--set", "benchmarks=[crows_pairs]", "--jobs", "2",
+        "--table",
+    ])  # fmt: skip
+    assert code == 1
+    table = json.loads((out / "table" / "table.json").read_text())
+    rows = {r["method"]: r for r in table["rows"]}
+    assert set(rows) == {"base", "cda", "dropout", "inlp", "sentence-debias", "self-debias"}
+    assert rows["inlp"]["failed"]["tiny/inlp/race/seed-0"].startswith("INLP found too few fit")
+    assert all(rows[m]["done"] for m in rows if m != "inlp")
+    scoped = {split_key(e["source"]) for e in table["entries"] if e["source"] != "heldout"}
+    assert scoped == {("crows_pairs", "race")}
+    assert {r["word_lists"] for r in table["rows"]} == {"cdsbias/resources/axes/race.tsv"}
+    dropout = out / "runs" / "tiny" / "dropout" / "race" / "seed-0"
+    recipe = yaml.safe_load((dropout / "recipe.yaml").read_text())
+    assert recipe["hidden_dropout_prob"] == 0.2 and recipe["bias_axis"] == "race"

@@ -40,12 +40,15 @@ def entry_text(entry: Entry) -> str:
     text = _number(entry.mean)
     if entry.sd is not None:
         text += f" ± {_number(entry.sd).lstrip('+')}"
-    text += f" [{_number(entry.ci[0])}, {_number(entry.ci[1])}]"
+    if entry.n_seeds > 1 or entry.examples_level:
+        text += f" [{_number(entry.ci[0])}, {_number(entry.ci[1])}]"
     if entry.change is not None and entry.change_ci is not None:
         low, high = (_number(v) for v in entry.change_ci)
         text += f"; Δ {_number(entry.change)} [{low}, {high}] {_p(entry.p)}"
         if entry.same_as_base:
             text += f" {SAME_AS_BASE}"
+    elif entry.change is not None:  # one seed, no interval: nothing to test with
+        text += f"; Δ {_number(entry.change)} (no interval: 1 seed)"
     if entry.best:
         text += f" {BEST}"
     elif entry.same_as_best:

@@ -64,6 +64,13 @@ class SeedValues:
         """Whether the test-example level is part of the interval."""
         return any(e > 0 for e in self.errors)
 
+    @property
+    def has_spread(self) -> bool:
+        """Whether the bootstrap can see any uncertainty: two seeds or more, or a
+        test-example interval. One seed without one has none to resample: no interval and
+        no test are given then (they would be a point and p = 0)."""
+        return len(self.values) > 1 or self.has_examples
+
     def replicates(self, rng: np.random.Generator, n: int = N_REPLICATES) -> np.ndarray:
         """``n`` two-level bootstrap replicates of the mean over seeds."""
         values, errors = np.asarray(self.values), np.asarray(self.errors)

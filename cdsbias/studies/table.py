@@ -270,12 +270,22 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
                     replicates = change.replicates(
                         rng_for("change", row.model, row.method, row.axis, column.key)
                     )
-                    entry.change, entry.change_ci = change.mean, interval(replicates)
-                    entry.p = two_sided_p(replicates)
-                    entry.same_as_base = entry.change_ci[0] <= 0 <= entry.change_ci[1]
+                    entry.change = change.mean
+                    if change.has_spread:
+                        entry.change_ci = interval(replicates)
+                        entry.p = two_sided_p(replicates)
+                        entry.same_as_base = entry.change_ci[0] <= 0 <= entry.change_ci[1]
             row.entries[column.key] = entry
     _mark_best(folder, rows, ordered, read)
     return ordered
+
+
+def _values(
+    row: Row, column: Column, read: dict[str, tuple[dict[Column, Value], dict[str, Any]]]
+) -> SeedValues:
+    """A row's per-seed values of ``column`` (after) with their test-example errors."""
+    seeds = [read[c.id][0][column] for c in row.done if column in read[c.id][0]]
+    return SeedValues(tuple(v.after for v in seeds), tuple(v.after_error for v in seeds))
 
 
 def _mark_best(
@@ -302,15 +312,13 @@ def _mark_best(
             best.entries[column.key].best = True
             reps = {}
             for row in scored:
-                seeds = [read[c.id][0][column] for c in row.done if column in read[c.id][0]]
-                values = SeedValues(
-                    tuple(v.after for v in seeds), tuple(v.after_error for v in seeds)
-                )
+                values = _values(row, column, read)
                 reps[id(row)] = badness(
                     values.replicates(rng_for("best", row.model, row.method, row.axis, column.key))
                 )
+            spread = {id(r): _values(r, column, read).has_spread for r in scored}
             for row in scored:
-                if row is best:
+                if row is best or not (spread[id(row)] or spread[id(best)]):
                     continue
                 low, high = interval(reps[id(row)] - reps[id(best)])
                 row.entries[column.key].same_as_best = low <= 0 <= high
