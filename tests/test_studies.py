@@ -21,7 +21,7 @@ from conftest import REPO
 from cdsbias.cli import main
 from cdsbias.errors import CdsbiasError
 from cdsbias.studies import job
-from cdsbias.studies.cells import Cell, changed_key, expand
+from cdsbias.studies.cells import Cell, changed_key, check_cells, expand
 from cdsbias.studies.runner import run_study
 from cdsbias.studies.spec import load_spec
 from cdsbias.studies.state import StudyFolder
@@ -111,6 +111,18 @@ def test_the_grid_names_each_cell_and_scores_base_once_per_model_and_axis(tmp_pa
     assert cda.keys["cds_mode"] == "cda" and cda.keys["max_steps"] == 2
     base = cells[0]
     assert base.keys["cds_mode"] == "none" and base.is_base
+
+
+def test_an_axis_label_names_the_folder_and_its_reference_the_bias_axis(tmp_path):
+    words = "cdsbias/resources/axes/bias_bench_attribute_words.json#race"
+    spec = load_spec(write_spec(tmp_path, axes={"race@bias-bench": words}, seeds=1))
+    cells = expand(spec)
+    assert [c.id for c in cells] == [
+        "tiny/base/race@bias-bench/seed-0", "tiny/cda/race@bias-bench/seed-0",
+        "tiny/cds/race@bias-bench/seed-0",
+    ]  # fmt: skip
+    assert {c.keys["bias_axis"] for c in cells} == {words}
+    check_cells(cells, tmp_path / "study")  # bias-bench's race list is a valid bias_axis
 
 
 def test_a_changed_key_changes_the_hash_and_is_named(tmp_path):

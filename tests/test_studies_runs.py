@@ -32,6 +32,7 @@ from cdsbias.cli import main
 pytestmark = pytest.mark.slow
 
 SMOKE = str(REPO / "recipes" / "smoke.yaml")
+BIAS_BENCH_RACE = f"{REPO}/cdsbias/resources/axes/bias_bench_attribute_words.json#race"
 
 
 def spec_file(tmp: Path, model: Path, data: Path, **values) -> Path:
@@ -212,7 +213,8 @@ def test_bias_bench_study_at_tiny_scale(tiny, shared_data, tmp_path):
         "max_documents=200", "max_steps=2", "save_steps=2", "gradient_accumulation_steps=1",
         "per_device_train_batch_size=8", "bias_n_resamples=50", "learning_rate=5e-4",
         "--out", str(out), "--model", f"tiny={tiny}", "--set", f"recipe={SMOKE}",
-        "--set", "seeds=1", "--set", "axes=[race]", "--set", "measure_axes=[race]",
+        "--set", "seeds=1", "--set", f"axes={{race@bias-bench: {BIAS_BENCH_RACE}}}",
+        "--set", "measure_axes=[race]",
         "--set", "downstream=null", "--set", "benchmarks=[crows_pairs]", "--jobs", "2",
         "--table",
     ])  # fmt: skip
@@ -220,11 +222,14 @@ def test_bias_bench_study_at_tiny_scale(tiny, shared_data, tmp_path):
     table = json.loads((out / "table" / "table.json").read_text())
     rows = {r["method"]: r for r in table["rows"]}
     assert set(rows) == {"base", "cda", "dropout", "inlp", "sentence-debias", "self-debias"}
-    assert rows["inlp"]["failed"]["tiny/inlp/race/seed-0"].startswith("INLP found too few fit")
+    assert rows["inlp"]["failed"]["tiny/inlp/race@bias-bench/seed-0"].startswith(
+        "INLP found too few fit"
+    )
     assert all(rows[m]["done"] for m in rows if m != "inlp")
     scoped = {split_key(e["source"]) for e in table["entries"] if e["source"] != "heldout"}
     assert scoped == {("crows_pairs", "race")}
-    assert {r["word_lists"] for r in table["rows"]} == {"cdsbias/resources/axes/race.tsv"}
-    dropout = out / "runs" / "tiny" / "dropout" / "race" / "seed-0"
+    words = "cdsbias/resources/axes/bias_bench_attribute_words.json#race"  # (shortened)
+    assert {r["word_lists"] for r in table["rows"]} == {words}
+    dropout = out / "runs" / "tiny" / "dropout" / "race@bias-bench" / "seed-0"
     recipe = yaml.safe_load((dropout / "recipe.yaml").read_text())
-    assert recipe["hidden_dropout_prob"] == 0.2 and recipe["bias_axis"] == "race"
+    assert recipe["hidden_dropout_prob"] == 0.2 and recipe["bias_axis"] == BIAS_BENCH_RACE

@@ -93,7 +93,11 @@ def expand(spec: StudySpec) -> list[Cell]:
             for axis in axes:
                 keys = {**spec.overrides, **shared, **spec.command_line, **BASE_KEYS}
                 keys["run_name"] = BASE
-                keys.update(model_name_or_path=model, bias_axis=axis, seed=spec.seeds[0])
+                keys.update(
+                    model_name_or_path=model,
+                    bias_axis=spec.axis_reference(axis),
+                    seed=spec.seeds[0],
+                )
                 cells.append(Cell(label, BASE, axis, spec.seeds[0], spec.recipe, keys))
         for method, entry in spec.methods.items():
             recipe = str(entry.get("recipe") or spec.recipe)
@@ -102,7 +106,9 @@ def expand(spec: StudySpec) -> list[Cell]:
                 for seed in spec.seeds:
                     keys = {"run_name": method, **spec.overrides, **shared, **method_keys}
                     keys.update(spec.command_line)
-                    keys.update(model_name_or_path=model, bias_axis=axis, seed=seed)
+                    keys.update(
+                        model_name_or_path=model, bias_axis=spec.axis_reference(axis), seed=seed
+                    )
                     cells.append(Cell(label, method, axis, seed, recipe, keys))
     return cells
 

@@ -232,7 +232,12 @@ def heatmap(rows: Sequence[Row], columns: Sequence[Column], path: Path) -> None:
         data = [[math.nan if v is None else v for v in line] for line in grid]
         limit = max([abs(v) for line in data for v in line if math.isfinite(v)] or [1.0])
         image = axis.imshow(
-            data or [[math.nan]], cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto"
+            data or [[math.nan]],
+            cmap="RdBu",
+            vmin=-limit,
+            vmax=limit,
+            aspect="auto",
+            interpolation="nearest",
         )
         axis.set_xticks(range(len(by_axis)), list(by_axis))
         axis.set_yticks(range(len(methods)), [r.label for r in methods])

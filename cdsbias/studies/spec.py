@@ -92,7 +92,11 @@ class StudySpec:
         models: Model label -> ``model_name_or_path``; a list takes each model's last path
             part as label (``google-bert/bert-base-uncased`` -> ``bert-base-uncased``).
         overrides: Recipe keys applied to every cell, after the base recipe.
-        axes: The axes each method is fitted on (the cell's ``bias_axis``).
+        axes: The axes each method is fitted on (the cell's ``bias_axis``): registered
+            names, or ``{label: reference}`` where a reference is anything ``bias_axis``
+            takes (a registered name, an attribute file ``FILE.json#key``), e.g.
+            ``race@bias-bench: cdsbias/resources/axes/bias_bench_attribute_words.json#race``
+            for bias-bench's own word lists. The label names the cell's folder.
         seeds: Training seeds: a count (``3`` = 0, 1, 2) or a list.
         benchmarks: ``bias_benchmarks`` of every cell (None: the recipe's).
         measure_axes: ``bias_axes`` of every cell: the axes each cell is scored on (None:
@@ -112,7 +116,7 @@ class StudySpec:
     methods: dict[str, dict[str, Any]]
     models: dict[str, str] | list[str]
     overrides: dict[str, Any] = field(default_factory=dict)
-    axes: list[str] = field(default_factory=lambda: ["gender"])
+    axes: list[str] | dict[str, str] = field(default_factory=lambda: ["gender"])
     seeds: int | list[int] = 1
     benchmarks: Any = None
     measure_axes: list[str] | None = None
@@ -136,7 +140,7 @@ class StudySpec:
         self.overrides = _mapping("overrides", self.overrides)
         self.command_line = _mapping("command line", self.command_line)
         self.methods = _methods(self.methods)
-        self.axes = _names("axes", self.axes)
+        self.axes = _axes(self.axes)
         self.seeds = _seeds(self.seeds)
         if self.measure_axes is not None:
             self.measure_axes = _names("measure_axes", self.measure_axes)
@@ -156,8 +160,12 @@ class StudySpec:
             self.slurm = _build(SlurmSpec, self.slurm, "slurm.")
 
     def method_axes(self, method: str) -> list[str]:
-        """The axes ``method`` is fitted on."""
+        """The labels of the axes ``method`` is fitted on."""
         return list(self.methods[method].get("axes") or self.axes)
+
+    def axis_reference(self, label: str) -> str:
+        """What a cell fitted on axis ``label`` gets as ``bias_axis``."""
+        return self.axes.get(label, label)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as plain values (what ``study.yaml`` in the study folder records)."""
@@ -211,6 +219,13 @@ def _names(key: str, value: Any) -> list[str]:
     if len(set(names)) != len(names):
         raise CdsbiasError(f"{key} names an entry twice: {names}.")
     return names
+
+
+def _axes(value: Any) -> dict[str, str]:
+    """``[gender, race]`` or ``{label: reference}`` -> ``{label: reference}``."""
+    if isinstance(value, dict) and value:
+        return {_safe("axes", label): str(reference) for label, reference in value.items()}
+    return {name: name for name in _names("axes", value)}
 
 
 def _seeds(value: Any) -> list[int]:

@@ -181,7 +181,8 @@ def build_rows(folder: StudyFolder, cells: Sequence[Cell]) -> list[Row]:
     for cell in cells:
         key = (cell.model, cell.method, cell.axis)
         if key not in rows:
-            rows[key] = Row(cell.model, cell.method, cell.axis, _word_lists(cell.axis), [])
+            lists = _word_lists(str(cell.keys.get("bias_axis", cell.axis)))
+            rows[key] = Row(cell.model, cell.method, cell.axis, lists, [])
         row = rows[key]
         row.cells.append(cell)
         status = folder.status(cell)
