@@ -58,6 +58,8 @@ points = [point(0, 2.0, 3.0)] + ([] if method == "base" else [point(10, after, 3
 (out / "run_info.json").write_text(json.dumps({"base_model": None}))
 (out / "trainer_state.json").write_text("{}")
 (out / "recipe.yaml").write_text(f"run_name: {method}\\n")
+import os
+(out / "group.txt").write_text(os.environ.get("WANDB_RUN_GROUP", ""))
 """
 
 
@@ -343,3 +345,16 @@ def test_methods_page_writes_a_table_from_a_studys_cells(tmp_path, fake_cells):
     rows = [line for line in text.splitlines() if line.startswith("| cd")]
     assert [r.split(" | ")[0] for r in rows] == ["| cds", "| cda"]
     assert "+2.0000 → +0.5000" in rows[0]  # seed 0 of cds: 2.0 -> 0.5
+
+
+def test_wandb_each_cell_in_the_studys_group_and_the_table_offline(tmp_path, fake_cells):
+    """Cells get report_to wandb and the study's group (W&B reads WANDB_RUN_GROUP); the
+    table is logged as a W&B Table in a run of that group, offline without a key."""
+    out = tmp_path / "study"
+    spec_path = write_spec(tmp_path, methods={"cda": {}}, seeds=1, wandb=True)
+    assert expand(load_spec(spec_path))[1].keys["report_to"] == "wandb"
+    assert main(["study", "run", str(spec_path), "--out", str(out), "--table"]) == 0
+    cell = out / "runs" / "tiny" / "cda" / "gender" / "seed-0"
+    assert (cell / "group.txt").read_text() == "demo"
+    runs = list((out / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1 and list(runs[0].glob("*.wandb"))

@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -292,18 +293,24 @@ def log_wandb(spec: Any, rows: Sequence[Row], columns: Sequence[Column], study: 
 
     from cdsbias.train.tracking import configure_tracking
 
-    mode = configure_tracking(["wandb"], study)
-    data = records(rows, columns)
-    names = list(data[0]) if data else ["model"]
-    run = wandb.init(
-        group=spec.name,
-        job_type="study-table",
-        name=f"{spec.name}/table",
-        dir=str(study),
-        reinit="finish_previous",
-    )
-    run.log({"study_table": wandb.Table(columns=names, data=[[r[n] for n in names] for r in data])})
-    run.finish()
+    saved = dict(os.environ)
+    try:  # W&B's mode and folder for this run only, not for the rest of the process
+        mode = configure_tracking(["wandb"], study)
+        data = records(rows, columns)
+        names = list(data[0]) if data else ["model"]
+        run = wandb.init(
+            group=spec.name,
+            job_type="study-table",
+            name=f"{spec.name}/table",
+            dir=str(study),
+            reinit="finish_previous",
+        )
+        table = wandb.Table(columns=names, data=[[r[n] for n in names] for r in data])
+        run.log({"study_table": table})
+        run.finish()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return mode
 
 

@@ -8,19 +8,7 @@ spec's overrides and the method's recipe keys. The spec's own keys are the field
 loader, the axis registry, the benchmark registry and the downstream task registry, so a
 bad spec is one ``error:`` line before any cell starts.
 
-Example (docs/studies.md has the reference)::
-
-    name: race-methods
-    recipe: recipes/wikipedia_cda.yaml
-    models: [bert-base-uncased]
-    overrides: {max_steps: 2000}
-    methods:
-      cda: {cds_mode: cda}
-      inlp: {posthoc_method: inlp, posthoc_only: true, cds_mode: none}
-    axes: [gender, race]
-    seeds: 3
-    benchmarks: [crows_pairs, stereoset]
-    measure_axes: [gender, race, religion]
+docs/studies.md has the reference and an example; ``studies/*.yaml`` are shipped studies.
 """
 
 from __future__ import annotations
