@@ -71,7 +71,10 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
     header = ["model", "row", "word lists", "cells", *(c.label for c in columns)]
     lines = ["| " + " | ".join(map(table_cell, header)) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [row.model, row.label, row.word_lists, _status(row)]
+        label = row.label
+        if row.method == BASE and sum(r.model == row.model and r.method == BASE for r in rows) > 1:
+            label = f"{BASE} ({row.axis})"  # one base cell per axis: say which
+        cells = [row.model, label, row.word_lists, _status(row)]
         for column in columns:
             entry = row.entries.get(column.key)
             cells.append(

@@ -82,6 +82,10 @@ def run_study(
         raise CdsbiasError(f"--jobs must be at least 1, got {jobs}.")
     folder = StudyFolder(out or default_folder(spec))
     cells = expand(spec)
+    for method in spec.methods:
+        if not spec.method_axes(method):
+            print(f"method {method}: no cells (its axes {spec.methods[method]['axes']} are "
+                  f"not the study's {list(spec.axes)})", file=sys.stderr)  # fmt: skip
     check_cells(cells, folder.path)
     with folder.lock():
         todo = cells_to_run(folder, cells, rerun_changed=rerun_changed)

@@ -148,8 +148,11 @@ class StudySpec:
             self.slurm = _build(SlurmSpec, self.slurm, "slurm.")
 
     def method_axes(self, method: str) -> list[str]:
-        """The labels of the axes ``method`` is fitted on."""
-        return list(self.methods[method].get("axes") or self.axes)
+        """The labels of the axes ``method`` is fitted on: its own ``axes`` that are the
+        study's (in the study's order), else all of the study's. A method whose axes the
+        study does not run (``--set axes=...`` on a first try) has none."""
+        own = self.methods[method].get("axes")
+        return [a for a in self.axes if own is None or a in own]
 
     def axis_reference(self, label: str) -> str:
         """What a cell fitted on axis ``label`` gets as ``bias_axis``."""
