@@ -358,3 +358,19 @@ def test_wandb_each_cell_in_the_studys_group_and_the_table_offline(tmp_path, fak
     assert (cell / "group.txt").read_text() == "demo"
     runs = list((out / "wandb").glob("offline-run-*"))
     assert len(runs) == 1 and list(runs[0].glob("*.wandb"))
+
+
+def test_a_gpu_cell_on_slurm_is_launched_with_accelerate(tmp_path):
+    from cdsbias.studies.executors import slurm_launch
+    from cdsbias.studies.spec import SlurmSpec
+
+    config = str(REPO / "recipes" / "accelerate" / "single_gpu.yaml")
+    cell = expand(load_spec(write_spec(tmp_path, seeds=1)))[0]
+    gpu = slurm_launch(SlurmSpec(gpus_per_cell=2, accelerate_config=config), {})
+    command = gpu.command(cell, tmp_path)
+    assert command[1:3] == ["-m", "accelerate.commands.launch"]
+    assert command[3:9] == ["--config_file", config, "--num_processes", "2", "--num_machines", "1"]
+    assert command[9:12] == ["-m", "cdsbias.studies.launch", "--base"]  # the base cell
+    cpu = slurm_launch(SlurmSpec(cpus_per_cell=4), {})
+    assert cpu.accelerate is None and cpu.threads == 4
+    assert cpu.command(cell, tmp_path)[1:4] == ["-m", "cdsbias.studies.launch", "--base"]
