@@ -154,8 +154,8 @@ POSTHOC_RUNS = sentence-debias inlp inlp-10 leace self-debias full-cds-inlp cont
 	context-debias-lora
 
 methods: $(DEMO_DIR)/base/config.json
-	OMP_NUM_THREADS=1 $(CDSBIAS) study run studies/methods_demo.yaml --model demo=$(DEMO_DIR)/base \
-		--out $(METHODS_DIR) --jobs $(METHOD_JOBS) $(LANG_BIAS_DATA)
+	OMP_NUM_THREADS=1 $(CDSBIAS) study run studies/methods_demo.yaml $(LANG_BIAS_DATA) \
+		--model demo=$(DEMO_DIR)/base --out $(METHODS_DIR) --jobs $(METHOD_JOBS)
 	$(CDSBIAS) study table $(METHODS_DIR) > /dev/null
 	$(PY) scripts/methods_page.py --study $(METHODS_DIR) $(METHOD_RUNS) \
 		--compare-out $(METHODS_DIR)/comparison

@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "overrides",
         nargs="*",
         metavar="KEY=VALUE",
-        help="recipe keys for every cell (after the spec's overrides)",
+        help="recipe keys for every cell, after the spec's overrides (right after SPEC)",
     )
     run.add_argument(
         "--out", type=Path, metavar="STUDY", help="the study folder (default: runs/studies/<name>)"
