@@ -137,6 +137,7 @@ def records(rows: Sequence[Row], columns: Sequence[Column]) -> list[dict[str, An
                     "ci_high": entry.ci[1],
                     "examples_level": entry.examples_level,
                     "change": entry.change,
+                    "change_seed_sd": entry.change_sd,
                     "change_ci_low": entry.change_ci[0] if entry.change_ci else None,
                     "change_ci_high": entry.change_ci[1] if entry.change_ci else None,
                     "p": entry.p,
@@ -219,9 +220,9 @@ def heatmap(rows: Sequence[Row], columns: Sequence[Column], path: Path) -> None:
     fig, axes = plt.subplots(
         1,
         max(len(panels), 1),
-        figsize=(
-            1.6 + 1.4 * max((len(a) for a in panels.values()), default=1) * max(len(panels), 1),
-            1.2 + 0.45 * max(len(methods), 1),
+        figsize=(  # each panel wide enough for its title, each axis a column
+            max(len(panels), 1) * (4.0 + 1.2 * max((len(a) for a in panels.values()), default=1)),
+            1.6 + 0.45 * max(len(methods), 1),
         ),
         squeeze=False,
     )
@@ -279,10 +280,15 @@ def pareto(rows: Sequence[Row], columns: Sequence[Column], path: Path) -> None:
             x, y = l_.change, _bias_removed(bias, b)
             if x is None or y is None:
                 continue
-            axis.errorbar(x, y, xerr=l_.sd or 0.0, yerr=b.sd or 0.0, fmt="o", capsize=3)
+            # Error bars: the seed SD of each change (none with one seed).
+            axis.errorbar(
+                x, y, xerr=l_.change_sd or 0.0, yerr=b.change_sd or 0.0, fmt="o", capsize=3
+            )
             axis.annotate(row.label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
         axis.set_xlabel(f"held-out MLM loss change ({loss.metric.unit}; lower is better)")
-        axis.set_ylabel(f"bias removed: {bias.source} {bias.metric.label} ({bias.metric.unit})")
+        axis.set_ylabel(
+            f"bias removed ({bias.metric.unit})\n{bias.source}: {bias.metric.label}", fontsize=8
+        )
     axis.axhline(0, color="grey", linewidth=0.8)
     axis.axvline(0, color="grey", linewidth=0.8)
     axis.set_title("bias removed vs cost (error bars: seed SD)")

@@ -61,6 +61,7 @@ class Entry:
     ci: tuple[float, float]
     examples_level: bool
     change: float | None = None
+    change_sd: float | None = None
     change_ci: tuple[float, float] | None = None
     p: float | None = None
     same_as_base: bool = False
@@ -271,7 +272,7 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
                     replicates = change.replicates(
                         rng_for("change", row.model, row.method, row.axis, column.key)
                     )
-                    entry.change = change.mean
+                    entry.change, entry.change_sd = change.mean, change.sd
                     if change.has_spread:
                         entry.change_ci = interval(replicates)
                         entry.p = two_sided_p(replicates)
