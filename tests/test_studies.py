@@ -374,3 +374,17 @@ def test_a_gpu_cell_on_slurm_is_launched_with_accelerate(tmp_path):
     cpu = slurm_launch(SlurmSpec(cpus_per_cell=4), {})
     assert cpu.accelerate is None and cpu.threads == 4
     assert cpu.command(cell, tmp_path)[1:4] == ["-m", "cdsbias.studies.launch", "--base"]
+
+
+def test_status_running_while_a_driver_holds_the_lock_else_interrupted(tmp_path):
+    folder = StudyFolder(tmp_path / "study")
+    cell = expand(load_spec(write_spec(tmp_path)))[1]
+    folder.write_state(cell, "running", pid=1)
+    with folder.lock():
+        assert folder.status(cell).status == "running"
+    status = folder.status(cell)
+    assert status.status == "pending" and status.note.startswith("interrupted")
+    folder.write_state(cell, "failed", error="boom")
+    assert (folder.status(cell).status, folder.status(cell).note) == ("failed", "boom")
+    folder.write_state(cell, "done")  # a done state without its run folder is not done
+    assert folder.status(cell).status == "pending"
