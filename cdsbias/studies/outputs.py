@@ -88,8 +88,9 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
         "Δ: the change against base, per seed after − before (the run's own step-0 point, else "
         "the base row), with its two-level bootstrap interval and two-sided bootstrap p "
         f"(before and after drawn independently: conservative). {SAME_AS_BASE}: the interval "
-        f"of Δ contains 0 (cannot be told from base). {BEST}: the least biased method of the "
-        f"model in that column; {SAME_AS_BEST}: its difference from {BEST} contains 0.",
+        f"of Δ contains 0 (cannot be told from base). {BEST}: the model's best method in that "
+        "column (least biased; for the loss, lowest) by its mean; "
+        f"{SAME_AS_BEST}: its difference from {BEST} contains 0.",
     ]
     no_examples = [
         c.key
