@@ -164,107 +164,31 @@ demo-age: $(STAMP)
 	$(DEMO_THREADS) $(PY) scripts/demo_religion.py report --base $(AGE_DIR)/base \
 		--run $(AGE_DIR)/run --json $(AGE_DIR)/report.json
 
-# docs/methods.md: six debiasing methods, each through its own recipe, on the demo's biased
-# base model with the demo's budget (600 steps of 64 occupational sentences, BEC-Pro every
-# 150 steps). Each recipe's learning rate is scaled x25, the demo's own ratio to
-# recipes/gap_cds.yaml (5e-4 vs 2e-5), since the recipes are tuned for bert-base.
-# Three more runs give the partial and adapter methods full fine-tuning's rate.
-# `make -j2 methods` runs two at a time, one thread each (about 10 min on 2 CPU cores).
+# docs/methods.md: every debiasing method through its own recipe, on the demo's biased base
+# model with the demo's budget: one study (studies/methods_demo.yaml, seed 0), two cells at
+# once with one thread each; then `cdsbias compare` of each table's cells and both tables of
+# the page (scripts/methods_page.py). A rerun starts only unfinished or failed cells.
 METHODS_DIR ?= $(DEMO_DIR)/methods
-METHOD_BUDGET = model_name_or_path=$(DEMO_DIR)/base dataset=occupations \
-	occupation_sentences=20000 occupation_seed=1 heldout_fraction=0.05 max_seq_length=32 \
-	max_steps=600 save_steps=150 save_total_limit=null per_device_train_batch_size=64 \
-	bias_eval_batch_size=256 bias_n_resamples=1000 warmup_steps=0.05 logging_steps=25 \
-	report_to=none seed=0 use_cpu=true dataloader_num_workers=0 overwrite_output_dir=true \
-	$(if $(DATA_MIRROR),bias_data_dir=$(DATA_MIRROR),)
+METHOD_JOBS ?= 2
 METHOD_RUNS = full-cds last-layer-cds lora-cds adapter-cda dropout full-cda \
 	last-layer-cds-5e-4 lora-cds-5e-4 adapter-cda-5e-4
-TRAIN_METHOD = OMP_NUM_THREADS=1 $(PY) train.py
+POSTHOC_RUNS = sentence-debias inlp inlp-10 leace self-debias full-cds-inlp context-debias \
+	context-debias-lora
 
-methods: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(METHOD_RUNS)))
-	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS)) --out $(METHODS_DIR)/comparison \
-		--overwrite
-	$(PY) scripts/methods_page.py $(addprefix $(METHODS_DIR)/,$(METHOD_RUNS))
+methods: $(DEMO_DIR)/base/config.json
+	OMP_NUM_THREADS=1 $(CDSBIAS) study run studies/methods_demo.yaml $(LANG_BIAS_DATA) \
+		--model demo=$(DEMO_DIR)/base --out $(METHODS_DIR) --jobs $(METHOD_JOBS)
+	$(CDSBIAS) study table $(METHODS_DIR) > /dev/null
+	$(PY) scripts/methods_page.py --study $(METHODS_DIR) $(METHOD_RUNS) \
+		--compare-out $(METHODS_DIR)/comparison
+	$(PY) scripts/methods_page.py --study $(METHODS_DIR) --block compare-posthoc $(POSTHOC_RUNS) \
+		--compare-out $(METHODS_DIR)/comparison-posthoc
+
+# Both tables come from the one study.
+methods-posthoc: methods
 
 $(DEMO_DIR)/base/config.json: | $(STAMP)
 	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base
-
-$(METHODS_DIR)/full-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		output_dir=$(@D) run_name=full-cds
-$(METHODS_DIR)/last-layer-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds_last_layer.yaml $(METHOD_BUDGET) learning_rate=2.5e-3 \
-		'trainable_parameters=[bert.encoder.layer.1.*, cls.*, "!cls.predictions.decoder.weight"]' \
-		output_dir=$(@D) run_name=last-layer-cds
-$(METHODS_DIR)/lora-cds/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=7.5e-3 \
-		output_dir=$(@D) run_name=lora-cds
-$(METHODS_DIR)/adapter-cda/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cda_adapter.yaml $(METHOD_BUDGET) learning_rate=2.5e-3 \
-		output_dir=$(@D) run_name=adapter-cda
-$(METHODS_DIR)/dropout/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_dropout.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		output_dir=$(@D) run_name=dropout
-$(METHODS_DIR)/full-cda/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=cda \
-		output_dir=$(@D) run_name=full-cda
-# Sensitivity: the partial and adapter methods at full fine-tuning's rate.
-$(METHODS_DIR)/last-layer-cds-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds_last_layer.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		'trainable_parameters=[bert.encoder.layer.1.*, cls.*, "!cls.predictions.decoder.weight"]' \
-		output_dir=$(@D) run_name=last-layer-cds-5e-4
-$(METHODS_DIR)/lora-cds-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		output_dir=$(@D) run_name=lora-cds-5e-4
-$(METHODS_DIR)/adapter-cda-5e-4/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cda_adapter.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		output_dir=$(@D) run_name=adapter-cda-5e-4
-
-# docs/methods.md, second table: the loss term and the post-hoc methods on the same base and
-# budget. The demo corpus names a person in every sentence, so the pronouns are Context-Debias's
-# attribute classes and INLP/LEACE's word pairs: pronoun-free sentences are the stereotype and
-# neutral sentences. Post-hoc-only runs train nothing (posthoc_only=true, original text).
-# bias-bench's Self-Debias prefix is 54 pieces in the demo's occupation-only vocabulary (its
-# inputs would pass the 64 positions), so Self-Debias gets a prefix of words it knows.
-POSTHOC_RUNS = sentence-debias inlp inlp-10 leace self-debias full-cds-inlp context-debias \
-	context-debias-lora
-PRONOUN_PAIRS = posthoc_word_pairs=pronoun_pairs.json
-PRONOUN_CLASSES = 'context_debias_attribute_words=[pronouns_male.txt, pronouns_female.txt]'
-POSTHOC_ONLY = recipes/gap_cds.yaml $(METHOD_BUDGET) posthoc_only=true cds_mode=none
-
-methods-posthoc: $(addprefix $(METHODS_DIR)/,$(addsuffix /trainer_state.json,$(POSTHOC_RUNS)))
-	$(CDSBIAS) compare $(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS)) \
-		--out $(METHODS_DIR)/comparison-posthoc --overwrite
-	$(PY) scripts/methods_page.py --block compare-posthoc \
-		$(addprefix $(METHODS_DIR)/,$(POSTHOC_RUNS))
-
-$(METHODS_DIR)/sentence-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=sentence_debias \
-		output_dir=$(@D) run_name=sentence-debias
-$(METHODS_DIR)/inlp/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=inlp $(PRONOUN_PAIRS) \
-		output_dir=$(@D) run_name=inlp
-# bias-bench's 80 INLP iterations remove up to 240 directions: all 128 of this model's.
-# (train.py warns: 80 x 2 >= 128.) inlp-10 is near 80 scaled by 128/768 (13).
-$(METHODS_DIR)/inlp-10/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=inlp inlp_iterations=10 $(PRONOUN_PAIRS) \
-		output_dir=$(@D) run_name=inlp-10
-$(METHODS_DIR)/leace/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) $(POSTHOC_ONLY) posthoc_method=leace $(PRONOUN_PAIRS) \
-		output_dir=$(@D) run_name=leace
-$(METHODS_DIR)/self-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) $(POSTHOC_ONLY) self_debias=true 'self_debias_prefix="A man or a woman: "' \
-		output_dir=$(@D) run_name=self-debias
-$(METHODS_DIR)/full-cds-inlp/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 \
-		posthoc_method=inlp $(PRONOUN_PAIRS) output_dir=$(@D) run_name=full-cds-inlp
-$(METHODS_DIR)/context-debias/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=none \
-		debias_loss=context_debias $(PRONOUN_CLASSES) output_dir=$(@D) run_name=context-debias
-$(METHODS_DIR)/context-debias-lora/trainer_state.json: $(DEMO_DIR)/base/config.json
-	$(TRAIN_METHOD) recipes/gap_cds_lora.yaml $(METHOD_BUDGET) learning_rate=5e-4 cds_mode=none \
-		debias_loss=context_debias $(PRONOUN_CLASSES) output_dir=$(@D) \
-		run_name=context-debias-lora
 
 # The default set runs on every core, one torch thread per worker (pytest-xdist): two
 # workers of one thread each beat one process of two threads, whose tiny models spend

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "cdsbias.commands.compare",
     "cdsbias.commands.methods",
     "cdsbias.commands.downstream",
+    "cdsbias.commands.study",
 )
 
 
