@@ -25,7 +25,12 @@ from typing import NamedTuple
 
 from cdsbias.axes import get_axis
 from cdsbias.data.occupations import occupational_sentences
-from cdsbias.demo.religion import FRAMES, PROBE_TEMPLATES, attribute_shares
+from cdsbias.demo.religion import (
+    FRAMES,
+    PROBE_TEMPLATES,
+    attribute_shares,
+    count_group_attributes,
+)
 
 __all__ = ["ATTRIBUTES", "FRAMES", "PERSONS", "PROBE_TEMPLATES", "forms", "render"]
 
@@ -98,14 +103,4 @@ def demo_corpus(sentences: int, seed: int) -> list[str]:
 def count_pairs(sentences: list[str]) -> list[list[int]]:
     """``counts[g][a]``: sentences naming group ``g`` (adjective or plural) and game ``a``."""
     words = forms()
-    k = len(words.groups)
-    group_of = {w: g for g in range(k) for w in (words.adjectives[g], words.plurals[g])}
-    counts = [[0] * k for _ in range(k)]
-    for sentence in sentences:
-        tokens = sentence.lower().replace(",", " ").replace(".", " ").split()
-        groups = {group_of[t] for t in tokens if t in group_of}
-        games = {ATTRIBUTES.index(t) for t in tokens if t in ATTRIBUTES}
-        for g in groups:
-            for a in games:
-                counts[g][a] += 1
-    return counts
+    return count_group_attributes(sentences, words.adjectives, words.plurals, ATTRIBUTES)

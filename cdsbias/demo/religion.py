@@ -133,15 +133,26 @@ def demo_corpus(sentences: int, seed: int) -> list[str]:
 def count_pairs(sentences: list[str]) -> list[list[int]]:
     """``counts[g][a]``: sentences naming group ``g`` (adjective or plural) and game ``a``."""
     forms = religion_forms()
-    k = len(forms.groups)
-    words = {w: g for g in range(k) for w in (forms.adjectives[g], forms.plurals[g])}
-    counts = [[0] * k for _ in range(k)]
+    return count_group_attributes(sentences, forms.adjectives, forms.plurals, ATTRIBUTES)
+
+
+def count_group_attributes(
+    sentences: list[str],
+    adjectives: tuple[str, ...] | list[str],
+    plurals: tuple[str, ...] | list[str],
+    attributes: tuple[str, ...],
+) -> list[list[int]]:
+    """``counts[g][a]``: sentences naming group ``g`` (its adjective or plural, any case) and
+    attribute ``a`` (a planted demo's corpus, before and after CDA: religion's and age's)."""
+    k = len(adjectives)
+    words = {w: g for g in range(k) for w in (adjectives[g], plurals[g])}
+    counts = [[0] * len(attributes) for _ in range(k)]
     for sentence in sentences:
         tokens = sentence.lower().replace(",", " ").replace(".", " ").split()
         groups = {words[t] for t in tokens if t in words}
-        games = {ATTRIBUTES.index(t) for t in tokens if t in ATTRIBUTES}
+        found = {attributes.index(t) for t in tokens if t in attributes}
         for g in groups:
-            for a in games:
+            for a in found:
                 counts[g][a] += 1
     return counts
 
