@@ -319,6 +319,9 @@ def log_wandb(spec: Any, rows: Sequence[Row], columns: Sequence[Column], study: 
         run.log({"study_table": table})
         run.finish()
     finally:
+        # W&B keeps its settings (the run folder among them) in a process-wide singleton;
+        # a later run in this process (a Trainer's) must start from its own environment.
+        wandb.teardown()
         os.environ.clear()
         os.environ.update(saved)
     return mode
