@@ -11,7 +11,9 @@ glob characters, so ``crows_pairs[race]`` would need quoting in every shell comm
 
 from __future__ import annotations
 
+import contextlib
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +136,40 @@ def no_category_error(
         f"{option} to one of {', '.join(choices)} (--option {benchmark}.{option}=TYPE, or in "
         f"a recipe bias_benchmarks: {{{benchmark}: {{{option}: TYPE}}}})"
     )
+
+
+def warn_unmeasured_axes(measured: list[Any], benchmarks: list[Any], listed: Any = None) -> None:
+    """Warns of each measured axis other than gender that no benchmark of the recipe
+    scores (as ``evaluate --axis`` warns of gender-only benchmarks), naming the benchmarks
+    that could score it, if any (``listed``: the recipe's ``bias_axes``)."""
+    from cdsbias.axes import DEFAULT_AXIS
+    from cdsbias.benchmarks import get_benchmark, list_benchmarks
+
+    scored = {benchmark.axis for benchmark in benchmarks}
+    chosen = ", ".join(dict.fromkeys(b.name for b in benchmarks)) or "none"
+    for axis in measured:
+        if axis.name == DEFAULT_AXIS or axis.name in scored:
+            continue
+        takers = []
+        for name in list_benchmarks():
+            cls = get_benchmark(name)
+            if cls.axis_option_names:
+                with contextlib.suppress(CdsbiasError):
+                    cls.axis_options(axis)
+                    takers.append(name)
+        fix = (
+            f"add one that scores it ({', '.join(takers)}) to bias_benchmarks"
+            if takers
+            else "no registered benchmark has a category or test set for it, so only a "
+            "benchmark's data_file of your own can measure it"
+        )
+        if listed and axis.name in {str(a) for a in listed}:
+            fix += ", or drop it from bias_axes"
+        key = "bias_axes" if listed else "bias_axis"
+        # stacklevel 2: the caller's line, one location, so the warning is printed once
+        # however often the benchmarks are built (recipe validation, then the run).
+        warnings.warn(
+            f"{key} names {axis.name}, but no benchmark of bias_benchmarks ({chosen}) "
+            f"scores it, so the run's bias points say nothing about {axis.name}; {fix}.",
+            stacklevel=2,
+        )

@@ -22,6 +22,7 @@ import yaml
 
 from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_axis_benchmarks, normalize_specs
+from cdsbias.benchmarks.axis_scope import warn_unmeasured_axes
 from cdsbias.errors import CdsbiasError, did_you_mean
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
@@ -244,46 +245,8 @@ class BiasEvalConfig:
                 data_dir=self.bias_data_dir, n_resamples=self.bias_n_resamples,
             )
         ]  # fmt: skip
-        _warn_unmeasured(measured or [], benchmarks, listed=axes is not None and axes.bias_axes)
+        warn_unmeasured_axes(measured or [], benchmarks, listed=axes is not None and axes.bias_axes)
         return benchmarks
-
-
-def _warn_unmeasured(measured: list[Any], benchmarks: list[Any], listed: Any = None) -> None:
-    """Warns of each measured axis other than gender that no benchmark of the recipe
-    scores (as ``evaluate --axis`` warns of gender-only benchmarks), naming the benchmarks
-    that could score it, if any (``listed``: the recipe's ``bias_axes``)."""
-    import warnings
-
-    from cdsbias.benchmarks import get_benchmark, list_benchmarks
-
-    scored = {benchmark.axis for benchmark in benchmarks}
-    chosen = ", ".join(dict.fromkeys(b.name for b in benchmarks)) or "none"
-    for axis in measured:
-        if axis.name == DEFAULT_AXIS or axis.name in scored:
-            continue
-        takers = []
-        for name in list_benchmarks():
-            cls = get_benchmark(name)
-            if cls.axis_option_names:
-                with contextlib.suppress(CdsbiasError):
-                    cls.axis_options(axis)
-                    takers.append(name)
-        fix = (
-            f"add one that scores it ({', '.join(takers)}) to bias_benchmarks"
-            if takers
-            else "no registered benchmark has a category or test set for it, so only a "
-            "benchmark's data_file of your own can measure it"
-        )
-        if listed and axis.name in {str(a) for a in listed}:
-            fix += ", or drop it from bias_axes"
-        key = "bias_axes" if listed else "bias_axis"
-        # stacklevel 2: one location, so the warning is printed once however often the
-        # benchmarks are built (recipe validation, then the run).
-        warnings.warn(
-            f"{key} names {axis.name}, but no benchmark of bias_benchmarks ({chosen}) "
-            f"scores it, so the run's bias points say nothing about {axis.name}; {fix}.",
-            stacklevel=2,
-        )
 
 
 @dataclass
