@@ -52,10 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     begin, end = f"<!-- {args.block}: begin -->", f"<!-- {args.block}: end -->"
     names = list(args.runs)
     runs = study_runs(args.study, names) if args.study else names
-    out = ["--out", str(args.compare_out), "--overwrite"] if args.compare_out else []
+    compare = ["compare", *map(str, runs), "--format", "markdown"]
+    if args.compare_out:  # its files; what it prints then ("wrote ...") is not the page's
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = cli([*compare, "--out", str(args.compare_out), "--overwrite"])
+        if code != 0:
+            return code
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        code = cli(["compare", *map(str, runs), "--format", "markdown", *out])
+        code = cli(compare)
     if code != 0:
         return code
     text = args.page.read_text(encoding="utf-8")
