@@ -79,13 +79,16 @@ def tiny(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, tiny, shared_data) -> tuple[Path, Path]:
-    """An uninterrupted study, two cells at once: (spec, folder)."""
-    os.environ["OMP_NUM_THREADS"] = "1"  # the same arithmetic in every cell of every study
-    tmp = tmp_path_factory.mktemp("study")
-    spec = spec_file(tmp, tiny, shared_data)
-    out = tmp / "study"
-    assert main(["study", "run", str(spec), "--out", str(out), "--jobs", "2", "--table"]) == 1
-    return spec, out
+    """An uninterrupted study, two cells at once: (spec, folder). One thread a cell (the
+    same arithmetic in every cell of every study) for this module's tests only: a later test
+    whose subprocess inherited it would compute otherwise than its in-process run."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OMP_NUM_THREADS", "1")
+        tmp = tmp_path_factory.mktemp("study")
+        spec = spec_file(tmp, tiny, shared_data)
+        out = tmp / "study"
+        assert main(["study", "run", str(spec), "--out", str(out), "--jobs", "2", "--table"]) == 1
+        yield spec, out
 
 
 def test_the_failing_cell_is_recorded_and_the_others_finish(study):
