@@ -9,12 +9,12 @@ groups; without ``recipe.yaml`` publishing is one error naming it, and nothing i
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from pathlib import Path
 
 import pytest
 from test_methods_contract import axis_run_keys
+from test_refused_outputs import tree_sha256
 from tests_helpers import SMOKE, overrides
 
 from cdsbias.cli import main
@@ -29,15 +29,6 @@ RUNS = {
     "leace-hook": ["posthoc_method=leace", "posthoc_apply=hook", "posthoc_only=true",
                    "posthoc_min_sentences_per_class=5"],
 }  # fmt: skip
-
-
-def tree_sha256(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        digest.update(str(path.relative_to(folder)).encode())
-        if path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")
