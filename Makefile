@@ -9,7 +9,7 @@ STAMP := $(VENV)/.cdsbias-installed
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral demo-religion demo-age methods methods-posthoc test test-slow test-integration test-all lint format clean
+.PHONY: setup demo demo-de demo-da demo-downstream demo-neutral demo-religion demo-age methods methods-posthoc methods-seeds test test-slow test-integration test-all lint format clean
 
 setup: $(STAMP)
 
@@ -186,6 +186,18 @@ methods: $(DEMO_DIR)/base/config.json
 
 # Both tables come from the one study.
 methods-posthoc: methods
+
+# docs/methods.md's seeds table: the same study with seeds 0 to METHOD_SEEDS - 1 (seed 0's
+# cells are the ones `make methods` ran: not run again), then each method's mean, seed SD
+# and interval, and which methods the seeds can tell apart.
+METHOD_SEEDS ?= 3
+methods-seeds: methods
+	OMP_NUM_THREADS=1 $(CDSBIAS) study run studies/methods_demo.yaml $(LANG_BIAS_DATA) \
+		--model demo=$(DEMO_DIR)/base --out $(METHODS_DIR) --jobs $(METHOD_JOBS) \
+		--set seeds=$(METHOD_SEEDS)
+	$(CDSBIAS) study table $(METHODS_DIR) > /dev/null
+	$(PY) scripts/methods_page.py --study $(METHODS_DIR) --block seeds --seeds \
+		$(METHOD_RUNS) $(POSTHOC_RUNS)
 
 $(DEMO_DIR)/base/config.json: | $(STAMP)
 	$(CDSBIAS) demo-model --out $(DEMO_DIR)/base

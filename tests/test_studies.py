@@ -22,7 +22,7 @@ from cdsbias.cli import main
 from cdsbias.errors import CdsbiasError
 from cdsbias.studies import job
 from cdsbias.studies.cells import Cell, changed_key, check_cells, expand
-from cdsbias.studies.runner import run_study
+from cdsbias.studies.runner import longest_first, run_study
 from cdsbias.studies.spec import load_spec
 from cdsbias.studies.state import StudyFolder
 from cdsbias.studies.stats import SeedValues, interval, standard_error, two_sided_p
@@ -203,6 +203,35 @@ def test_rerun_runs_only_unfinished_cells_and_never_rewrites_finished_ones(
     assert kept.read_bytes() == states[str(kept)]
 
 
+def test_cells_start_longest_expected_first(tmp_path):
+    # Unmeasured: training cells first, then the scoring-only ones (base, post-hoc only),
+    # each group in the spec's order.
+    methods = {"inlp": {"posthoc_only": True, "cds_mode": "none"}, "cda": {}, "cds": {}}
+    spec_path = write_spec(tmp_path, methods=methods, seeds=2)
+    cells = expand(load_spec(spec_path))
+    folder = StudyFolder(tmp_path / "study")
+    order = [c.id for c in longest_first(folder, cells, cells)]
+    assert order == [
+        "tiny/cda/gender/seed-0", "tiny/cda/gender/seed-1", "tiny/cds/gender/seed-0",
+        "tiny/cds/gender/seed-1", "tiny/base/gender/seed-0", "tiny/inlp/gender/seed-0",
+        "tiny/inlp/gender/seed-1",
+    ]  # fmt: skip
+    # Measured: seed 0's recorded seconds stand for the method's other seeds.
+    by_id = {c.id: c for c in cells}
+    for cell_id, seconds in (("tiny/cda/gender/seed-0", 10.0), ("tiny/cds/gender/seed-0", 30.0),
+                             ("tiny/inlp/gender/seed-0", 50.0)):  # fmt: skip
+        cell = by_id[cell_id]
+        cell.folder(folder.path).mkdir(parents=True)
+        (cell.folder(folder.path) / "trainer_state.json").write_text("{}")
+        folder.write_state(cell, "done", seconds=seconds)
+    todo = [c for c in cells if c.seed == 1 or c.is_base]
+    order = [c.id for c in longest_first(folder, todo, cells)]
+    assert order == [
+        "tiny/inlp/gender/seed-1", "tiny/cds/gender/seed-1", "tiny/cda/gender/seed-1",
+        "tiny/base/gender/seed-0",
+    ]  # fmt: skip
+
+
 def test_a_finished_cell_whose_spec_changed_is_refused_with_the_key(tmp_path, fake_cells, capsys):
     out = tmp_path / "study"
     main(["study", "run", str(write_spec(tmp_path, methods={"cda": {}})), "--out", str(out)])
@@ -344,6 +373,58 @@ def test_methods_page_writes_a_table_from_a_studys_cells(tmp_path, fake_cells):
     rows = [line for line in text.splitlines() if line.startswith("| cd")]
     assert [r.split(" | ")[0] for r in rows] == ["| cds", "| cda"]
     assert "+2.0000 → +0.5000" in rows[0]  # seed 0 of cds: 2.0 -> 0.5
+
+
+def test_ranking_by_hand(tmp_path, fake_cells):
+    from cdsbias.studies.ranking import PairOrder, rank_methods, ranking_text
+    from cdsbias.studies.table import study_table
+
+    out = tmp_path / "study"
+    spec_path = write_spec(tmp_path, methods={"cda": {}, "cds": {}, "dropout": {}})
+    main(["study", "run", str(spec_path), "--out", str(out)])
+    _, rows, columns = study_table(out)
+    column = next(c for c in columns if c.key == "becpro/mean_abs_gap")
+    order, pairs = rank_methods(StudyFolder(out), rows, column, "tiny", lambda r: r.method)
+    # Means: cds 0.6 (0.5, 0.7), cda 1.05 (1.0, 1.1), dropout 1.9 (1.9, 1.9); base left out.
+    assert order == ["cds", "cda", "dropout"]
+    by_pair = {(p.better, p.worse): p for p in pairs}
+    assert set(by_pair) == {("cds", "cda"), ("cds", "dropout"), ("cda", "dropout")}
+    assert by_pair["cds", "cda"].difference == pytest.approx(0.45)
+    assert all(p.seeds_agree == p.seeds == 2 for p in pairs)  # the same order in each seed
+    # 0.45 against a bootstrap SD near 0.1 (see test_the_table_by_hand): told apart.
+    assert all(p.told_apart for p in pairs) and ranking_text(order, pairs) == "cds < cda < dropout"
+    near = [PairOrder("a", "b", 0.1, (-0.1, 0.3), 1, 2), PairOrder("b", "c", 1.0, (0.5, 1.5), 2, 2)]
+    near.append(PairOrder("a", "c", 1.1, (0.6, 1.6), 2, 2))
+    assert ranking_text(["a", "b", "c"], near) == "a ≈ b < c"
+
+
+def test_methods_page_seeds_block(tmp_path, fake_cells):
+    import importlib.util
+
+    out = tmp_path / "study"
+    main(["study", "run", str(write_spec(tmp_path, methods={"cda": {}, "cds": {}})), "--out",
+          str(out)])  # fmt: skip
+    page = tmp_path / "page.md"
+    page.write_text("head\n<!-- seeds: begin -->\nold\n<!-- seeds: end -->\ntail\n")
+    script = REPO / "scripts" / "methods_page.py"
+    spec = importlib.util.spec_from_file_location("methods_page", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    argv = ["--study", str(out), "cds", "cda", "--page", str(page), "--block", "seeds", "--seeds"]
+    assert module.main(argv) == 0
+    text = page.read_text()
+    assert text.startswith("head\n") and text.endswith("tail\n") and "\nold\n" not in text
+    rows = {line.split(" | ")[0][2:]: line.split(" | ") for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| run")}  # fmt: skip
+    assert list(rows) == ["base", "cds", "cda"]
+    # cds: seed 0 0.5; seeds 0.5 and 0.7: mean 0.6, SD 0.1414; change against step 0 (2.0).
+    assert rows["cds"][1:3] == ["2/2", "+0.5000"] and rows["cds"][3].startswith(
+        "+0.6000 ± 0.1414 ["
+    )
+    assert rows["cds"][4].startswith("-1.4000 [")
+    assert rows["base"][6] == "+3.0000"  # one seed, no test-example level: no interval
+    assert "Ranking by mean |gap|, mean over the seeds" in text and ": cds < cda." in text
+    assert "Of the 1 pairs of methods, 1 come out in the same order in every seed" in text
 
 
 def test_wandb_each_cell_in_the_studys_group_and_the_table_offline(tmp_path, fake_cells):

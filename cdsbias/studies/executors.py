@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +49,14 @@ def run_local(
     env: dict[str, str],
     report: Callable[[Cell, str], None],
 ) -> list[str]:
-    """Runs ``cells`` here, ``jobs`` at a time; returns each cell's status, in order."""
+    """Runs ``cells`` here, ``jobs`` at a time, started in the order given; returns each
+    cell's status, in that order."""
     launch = Launch(threads=threads_per_cell(jobs), env=env)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_cell, study, cell, launch) for cell in cells]
-        statuses = []
-        for cell, future in zip(cells, futures):
-            status = future.result()
-            report(cell, status)
-            statuses.append(status)
-    return statuses
+        futures = {pool.submit(run_cell, study, cell, launch): cell for cell in cells}
+        for future in as_completed(futures):  # each cell reported when it ends
+            report(futures[future], future.result())
+    return [future.result() for future in futures]
 
 
 def slurm_executor(study: Path, slurm: SlurmSpec, *, cluster: str | None = None) -> Any:

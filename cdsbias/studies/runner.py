@@ -3,8 +3,8 @@
 Order: the spec and every cell's recipe are checked (one ``error:`` line, nothing written);
 the study's lock is taken (a second driver is refused); each finished cell's recorded
 hash is compared with the spec's (a changed cell is refused with the key that changed,
-unless ``rerun_changed``); then only unfinished and failed cells run. A finished cell's
-folder is never opened for writing.
+unless ``rerun_changed``); then only unfinished and failed cells run, the longest expected
+first (:func:`longest_first`). A finished cell's folder is never opened for writing.
 """
 
 from __future__ import annotations
@@ -54,6 +54,46 @@ def cells_to_run(folder: StudyFolder, cells: Sequence[Cell], *, rerun_changed: b
     return todo
 
 
+def trains(cell: Cell) -> bool:
+    """Whether a cell trains (not the base model, not a post-hoc-only run)."""
+    if cell.is_base:
+        return False
+    record = cell.record()
+    return not {**record["recipe"], **record["keys"]}.get("posthoc_only", False)
+
+
+def longest_first(folder: StudyFolder, todo: Sequence[Cell], cells: Sequence[Cell]) -> list[Cell]:
+    """``todo`` in the order a pool should start them: the longest expected first.
+
+    Starting the longest jobs first (Graham's LPT rule) keeps a pool of N workers from
+    ending on one long cell while the others idle. A cell's expected time is the mean
+    ``seconds`` of the study's finished cells of the same model and method (another seed or
+    axis); a cell with none is taken as longer than any measured one when it trains and
+    shorter when it only scores (the base model, post-hoc-only methods). Ties keep the
+    spec's order.
+
+    Args:
+        folder: The study folder (its finished cells' recorded times).
+        todo: The cells to run.
+        cells: Every cell of the spec (the ones whose times are read).
+    """
+    measured: dict[tuple[str, str], list[float]] = {}
+    for cell in cells:
+        status = folder.status(cell)
+        seconds = (status.state or {}).get("seconds")
+        if status.status == DONE and isinstance(seconds, (int, float)):
+            measured.setdefault((cell.model, cell.method), []).append(float(seconds))
+
+    def expected(cell: Cell) -> float:
+        times = measured.get((cell.model, cell.method))
+        if times:
+            return sum(times) / len(times)
+        return float("inf") if trains(cell) else 0.0
+
+    order = sorted(range(len(todo)), key=lambda i: (-expected(todo[i]), i))
+    return [todo[i] for i in order]
+
+
 def run_study(
     spec: StudySpec,
     out: Path | None = None,
@@ -89,6 +129,7 @@ def run_study(
     check_cells(cells, folder.path)
     with folder.lock():
         todo = cells_to_run(folder, cells, rerun_changed=rerun_changed)
+        todo = longest_first(folder, todo, cells)
         folder.write_spec({**spec.to_dict(), "spec_file": spec.source})
         for cell in todo:  # a changed finished cell is rerun from nothing
             if folder.status(cell).status == DONE:

@@ -283,6 +283,14 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
     return ordered
 
 
+def badness(value: Any, metric: Metric) -> Any:
+    """How biased ``value`` (a number or an array) is in ``metric``'s direction: lower is
+    better (the value, its distance to the ideal for "closer" metrics, minus it for
+    "higher" ones)."""
+    distance = abs(value - metric.ideal) if metric.better == "closer" else value
+    return -distance if metric.better == "higher" else distance
+
+
 def _values(
     row: Row, column: Column, read: dict[str, tuple[dict[Column, Value], dict[str, Any]]]
 ) -> SeedValues:
@@ -307,17 +315,14 @@ def _mark_best(
             if len(scored) < 1:
                 continue
 
-            def badness(value: Any, metric: Metric = metric) -> Any:
-                distance = abs(value - metric.ideal) if metric.better == "closer" else value
-                return -distance if metric.better == "higher" else distance
-
-            best = min(scored, key=lambda r: badness(r.entries[column.key].mean))
+            best = min(scored, key=lambda r: badness(r.entries[column.key].mean, metric))
             best.entries[column.key].best = True
             reps = {}
             for row in scored:
                 values = _values(row, column, read)
                 reps[id(row)] = badness(
-                    values.replicates(rng_for("best", row.model, row.method, row.axis, column.key))
+                    values.replicates(rng_for("best", row.model, row.method, row.axis, column.key)),
+                    metric,
                 )
             spread = {id(r): _values(r, column, read).has_spread for r in scored}
             for row in scored:
