@@ -56,8 +56,14 @@ class SeedValues:
 
     @property
     def sd(self) -> float | None:
-        """The seed standard deviation (ddof 1); None with one seed."""
-        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else None
+        """The seed standard deviation (ddof 1); None with one seed; exactly 0 when every
+        seed gave the same value (a seed-independent method: numpy's mean of equal floats
+        can be an ulp off them, which would leave an SD of ~1e-16)."""
+        if len(self.values) < 2:
+            return None
+        if len(set(self.values)) == 1:
+            return 0.0
+        return float(np.std(self.values, ddof=1))
 
     @property
     def has_examples(self) -> bool:
