@@ -35,49 +35,21 @@ Each output row carries ``groups``, the mapping applied as ``{group: group it be
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from cdsbias.axes import DEFAULT_AXIS, BiasAxis, get_axis, is_axis_file
 from cdsbias.cds.corpus import REPORT_COLUMN, should_substitute, validate_settings
 from cdsbias.cds.document_seed import document_rng, text_key
 from cdsbias.cds.edits import apply_edits
+from cdsbias.cds.rules_digest import rules_digest
 from cdsbias.errors import CdsbiasError
 
 #: Values of ``cds_counterfactuals`` / ``cdsbias cds --counterfactuals``.
 COUNTERFACTUALS = ("one", "all")
 #: The column of each row's group mapping.
 GROUPS_COLUMN = "groups"
-
-
-@cache
-def rules_digest() -> str:
-    """SHA-256 (16 hex digits) of the files whose content decides a substitution besides the
-    axis itself: the substitution engine, the English rules and their word lists.
-
-    It is part of :class:`AxisCounterfactualMapper`'s state, so ``datasets``' cache
-    fingerprint (a hash of the pickled mapper, which names but does not hash the code) changes
-    when the rules do: a corpus mapped before a rule change is mapped again, not read back
-    from the cache.
-    """
-    from cdsbias.cds import axis_substitution, guard
-    from cdsbias.cds.languages import en_axis_agreement
-    from cdsbias.cds.wordlists import resource_path
-
-    digest = hashlib.sha256()
-    for path in (
-        Path(axis_substitution.__file__),
-        Path(guard.__file__),
-        Path(en_axis_agreement.__file__),
-        resource_path("en_axis_words.txt"),
-        resource_path("name_pairs.tsv"),
-    ):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def is_gender(reference: str | BiasAxis) -> bool:

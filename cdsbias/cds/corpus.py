@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cdsbias.cds.document_seed import document_rng, text_key
 from cdsbias.cds.edits import apply_edits
+from cdsbias.cds.rules_digest import rules_digest
 from cdsbias.errors import CdsbiasError
 
 if TYPE_CHECKING:
@@ -113,6 +114,8 @@ class CounterfactualMapper:
         self.names = names
         self.id_column = id_column
         self.analyzer = analyzer
+        # In the datasets cache fingerprint: a corpus mapped by other rules is mapped again.
+        self.rules = rules_digest()
         # Set only when given, so the datasets cache fingerprint of mappers built without
         # them (the training path) is the same as before these options existed.
         if spacy_model is not None:
