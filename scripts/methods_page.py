@@ -111,7 +111,7 @@ def seeds_block(study: Path, methods: list[str]) -> str:
     for column in columns:
         if column.source != source:
             continue
-        order, pairs = rank_methods(folder, chosen, column, model, label=lambda row: row.method)
+        order, pairs = rank_methods(chosen, column, model, label=lambda row: row.method)
         agree = sum(p.seeds_agree == p.seeds for p in pairs)
         apart = sum(p.told_apart for p in pairs)
         adjacent = neighbours(order, pairs)

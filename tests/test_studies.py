@@ -328,6 +328,12 @@ def test_the_table_by_hand(tmp_path, fake_cells, capsys):
     assert loss["change"] == pytest.approx(0.1) and not loss["examples_level"]
     for name in ("table.md", "table.csv", "heatmap.png", "pareto.png"):
         assert (out / "table" / name).stat().st_size > 0
+    # The ranking of the three methods by mean |gap| (see test_ranking_by_hand).
+    ranking = next(r for r in data["rankings"] if r["column"] == "becpro/mean_abs_gap")
+    assert ranking["order"] == ["cds (gender)", "cda (gender)", "dropout (gender)"]
+    assert ranking["pairs"] == 3 and len(ranking["pair_orders"]) == 3
+    table = (out / "table" / "table.md").read_text(encoding="utf-8")
+    assert "ranking, tiny, becpro: mean |gap| (nats; lower is better): cds (gender) <" in table
     csv_lines = (out / "table" / "table.csv").read_text().splitlines()
     assert csv_lines[0].startswith("model,method,axis,word_lists,column")
     assert len(csv_lines) == 1 + 4 * 2  # 4 rows x (becpro, held-out loss)
@@ -397,7 +403,7 @@ def test_ranking_by_hand(tmp_path, fake_cells):
     main(["study", "run", str(spec_path), "--out", str(out)])
     _, rows, columns = study_table(out)
     column = next(c for c in columns if c.key == "becpro/mean_abs_gap")
-    order, pairs = rank_methods(StudyFolder(out), rows, column, "tiny", lambda r: r.method)
+    order, pairs = rank_methods(rows, column, "tiny", lambda r: r.method)
     # Means: cds 0.6 (0.5, 0.7), cda 1.05 (1.0, 1.1), dropout 1.9 (1.9, 1.9); base left out.
     assert order == ["cds", "cda", "dropout"]
     by_pair = {(p.better, p.worse): p for p in pairs}

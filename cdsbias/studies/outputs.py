@@ -6,6 +6,7 @@ held-out loss change, seed error bars), and the W&B Table when the study logs to
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -16,6 +17,7 @@ from typing import Any
 
 from cdsbias.benchmarks.results import format_value, table_cell
 from cdsbias.io import atomic_path, atomic_write_text
+from cdsbias.studies.ranking import rank_methods, ranking_text
 from cdsbias.studies.spec import BASE
 from cdsbias.studies.stats import N_REPLICATES
 from cdsbias.studies.table import Column, Entry, Row
@@ -103,6 +105,13 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             + ", ".join(no_examples)
             + "."
         )
+    for ranking in rankings(rows, columns):
+        notes.append(
+            f"ranking, {ranking['model']}, {ranking['metric']}: {ranking['text']} (`<`: the "
+            f"difference's bootstrap interval excludes 0; {ranking['told_apart']} of "
+            f"{ranking['pairs']} pairs told apart, {ranking['same_order_every_seed']} in the "
+            "same order in every seed)"
+        )
     for row in rows:
         for cell, error in row.failed.items():
             notes.append(f"failed: {cell}: {error}")
@@ -110,6 +119,32 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             for line in entry.published:
                 notes.append(f"published beside {row.model} base, {key.split('/')[0]}: {line}")
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def rankings(rows: Sequence[Row], columns: Sequence[Column]) -> list[dict[str, Any]]:
+    """Per model and column with two methods or more: the methods least biased first and
+    how many of their pairs the seeds and the bootstrap tell apart
+    (:mod:`cdsbias.studies.ranking`)."""
+    out = []
+    for model in dict.fromkeys(r.model for r in rows):
+        for column in columns:
+            order, pairs = rank_methods(rows, column, model)
+            if len(order) < 2:
+                continue
+            out.append(
+                {
+                    "model": model,
+                    "column": column.key,
+                    "metric": column.label,
+                    "order": order,
+                    "text": ranking_text(order, pairs),
+                    "pairs": len(pairs),
+                    "told_apart": sum(p.told_apart for p in pairs),
+                    "same_order_every_seed": sum(p.seeds_agree == p.seeds for p in pairs),
+                    "pair_orders": [dataclasses.asdict(p) for p in pairs],
+                }
+            )
+    return out
 
 
 def records(rows: Sequence[Row], columns: Sequence[Column]) -> list[dict[str, Any]]:
@@ -177,6 +212,7 @@ def json_text(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             for r in rows
         ],
         "entries": records(rows, columns),
+        "rankings": rankings(rows, columns),
     }
     return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
 

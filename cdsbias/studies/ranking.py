@@ -20,9 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cdsbias.studies.spec import BASE
-from cdsbias.studies.state import StudyFolder
 from cdsbias.studies.stats import SeedValues, interval, rng_for
-from cdsbias.studies.table import Column, Row, badness, read_cell
+from cdsbias.studies.table import Column, Row, badness
 
 
 @dataclass(frozen=True)
@@ -50,18 +49,7 @@ class PairOrder:
         return self.ci[0] > 0
 
 
-def _seed_values(folder: StudyFolder, row: Row, column: Column) -> dict[int, tuple[float, float]]:
-    """``{seed: (value, test-example standard error)}`` of a row's finished cells."""
-    values = {}
-    for cell in row.done:
-        read = read_cell(cell.folder(folder.path))[0]
-        if column in read:
-            values[cell.seed] = (read[column].after, read[column].after_error)
-    return values
-
-
 def rank_methods(
-    folder: StudyFolder,
     rows: Sequence[Row],
     column: Column,
     model: str,
@@ -70,8 +58,8 @@ def rank_methods(
     """``model``'s methods in ``column``, least biased mean first, and every pair of them.
 
     Args:
-        folder: The study folder.
-        rows: The table's rows (:func:`cdsbias.studies.table.study_table`).
+        rows: The table's rows, their entries filled
+            (:func:`cdsbias.studies.table.study_table`).
         column: The column compared.
         model: The model label whose methods are ranked (base is left out).
         label: What names a row in the result (default ``method (axis)``).
@@ -81,13 +69,11 @@ def rank_methods(
         one after it).
     """
     metric = column.metric
-    scored = []
-    for row in rows:
-        if row.model != model or row.method == BASE:
-            continue
-        seeds = _seed_values(folder, row, column)
-        if seeds:
-            scored.append((row, seeds))
+    scored = [
+        (row, row.per_seed[column.key])
+        for row in rows
+        if row.model == model and row.method != BASE and row.per_seed.get(column.key)
+    ]
     means = {id(r): badness(SeedValues(*zip(*s.values())).mean, metric) for r, s in scored}
     scored.sort(key=lambda item: means[id(item[0])])
     replicates = {

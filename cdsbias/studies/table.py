@@ -83,6 +83,8 @@ class Row:
     failed: dict[str, str] = field(default_factory=dict)  # cell id -> error line
     pending: list[str] = field(default_factory=list)
     entries: dict[str, Entry] = field(default_factory=dict)
+    #: column key -> {seed: (value, test-example standard error)} of the finished cells.
+    per_seed: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -245,6 +247,11 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
             seeds = [read[c.id][0][column] for c in row.done if column in read[c.id][0]]
             if not seeds:
                 continue
+            row.per_seed[column.key] = {
+                c.seed: (read[c.id][0][column].after, read[c.id][0][column].after_error)
+                for c in row.done
+                if column in read[c.id][0]
+            }
             after = SeedValues(tuple(v.after for v in seeds), tuple(v.after_error for v in seeds))
             rng = rng_for(row.model, row.method, row.axis, column.key)
             entry = Entry(
