@@ -42,6 +42,46 @@ def test_a_different_protocol_is_named():
     )
 
 
+CDA_RACE = PublishedValue(
+    "bert-base-uncased", "score", 55.0, "Paper 2022, Table 4, BERT + CDA (race)",
+    "their protocol", method="cda", fitted_axis="race", word_lists="bias-bench",
+)  # fmt: skip
+
+
+def test_a_debiased_models_value_applies_only_to_that_method_and_axis():
+    values, metrics = (VALUE, CDA_RACE), {"score": 56.1}
+    options = {"subset": "gender", "scoring": "theirs"}
+    # The model as released: only the undebiased value.
+    (line,) = published_notes(values, "bert-base-uncased", metrics, options)
+    assert "57.25" in line
+    # CDA fitted on race with bias-bench's lists: only CDA's race value, like for like.
+    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="cda",
+                              fitted_axis="race", word_lists="bias-bench")  # fmt: skip
+    assert line == (
+        "score: measured 56.1; published: 55.00 (Paper 2022, Table 4, BERT + CDA (race); "
+        "their protocol)"
+    )
+    # Another axis or method: nothing; other word lists: named.
+    for other in ({"method": "cda", "fitted_axis": "gender"}, {"method": "dropout",
+                                                               "fitted_axis": "race"}):  # fmt: skip
+        assert published_notes(values, "bert-base-uncased", metrics, options, **other) == []
+    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="cda",
+                              fitted_axis="race", word_lists="cdsbias")  # fmt: skip
+    assert line.endswith(
+        "-- not like for like: fitted on cdsbias word lists here, bias-bench's there"
+    )
+
+
+def test_every_published_method_is_a_known_one():
+    from cdsbias.benchmarks.published import METHODS
+
+    load_all()
+    for cls in REGISTRY.values():
+        for value in cls.published:
+            assert value.method in ("", *METHODS)
+            assert bool(value.method) == bool(value.fitted_axis)
+
+
 def test_every_published_value_names_a_headline_or_reported_metric():
     load_all()
     for name, cls in REGISTRY.items():

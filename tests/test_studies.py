@@ -146,6 +146,8 @@ def test_a_changed_key_changes_the_hash_and_is_named(tmp_path):
                                           "occupation_language": "de"}}, "has no 'race' axis"),
         ({"methods": {"base": {}}}, "'base' is the undebiased model's row"),
         ({"overrides": {"seed": 3}}, "overrides.seed: the study sets seed"),
+        ({"methods": {"cda": {"published_as": "cdaa"}}}, "unknown published method 'cdaa'; "
+         "known: cda, dropout, inlp, sentence_debias, self_debias. Did you mean 'cda'?"),
     ],
 )  # fmt: skip
 def test_a_spec_error_is_one_line_before_any_cell(tmp_path, capsys, values, message):
@@ -337,6 +339,35 @@ def test_the_table_by_hand(tmp_path, fake_cells, capsys):
     csv_lines = (out / "table" / "table.csv").read_text().splitlines()
     assert csv_lines[0].startswith("model,method,axis,word_lists,column")
     assert len(csv_lines) == 1 + 4 * 2  # 4 rows x (becpro, held-out loss)
+
+
+def test_published_values_of_a_method_sit_beside_its_row(tmp_path, fake_cells, monkeypatch):
+    from cdsbias.benchmarks import get_benchmark
+    from cdsbias.benchmarks.published import PublishedValue
+
+    values = (
+        PublishedValue("bert-base-uncased", "mean_abs_gap", 2.1, "Paper, Table 1, BERT",
+                       "their protocol"),
+        PublishedValue("bert-base-uncased", "mean_abs_gap", 0.5, "Paper, Table 1, BERT + CDA",
+                       "their protocol", method="cda", fitted_axis="gender",
+                       word_lists="bias-bench"),
+    )  # fmt: skip
+    monkeypatch.setattr(get_benchmark("becpro"), "published", values)
+    methods = {"cda": {"published_as": "cda"}, "cds": {}}
+    out = tmp_path / "study"
+    main(["study", "run", str(write_spec(tmp_path, methods=methods)), "--out", str(out)])
+    for info in (out / "runs").rglob("run_info.json"):  # the cells scored bert-base-uncased
+        info.write_text(json.dumps({"base_model": "bert-base-uncased"}))
+    assert main(["study", "table", str(out)]) == 0
+    notes = [line for line in (out / "table" / "table.md").read_text().splitlines()
+             if line.startswith("- published beside")]  # fmt: skip
+    assert notes == [
+        "- published beside tiny base, becpro: mean_abs_gap: measured 2; published: 2.10 "
+        "(Paper, Table 1, BERT; their protocol)",
+        "- published beside tiny cda (gender), becpro: mean_abs_gap: measured 1.05; published: "
+        "0.50 (Paper, Table 1, BERT + CDA; their protocol) -- not like for like: fitted on "
+        "cdsbias word lists here, bias-bench's there",
+    ]  # cds has no published_as: nothing beside it
 
 
 def test_the_table_is_the_same_every_time(tmp_path, fake_cells):

@@ -32,6 +32,18 @@ def canonical_model_id(model_id: str) -> str:
     return ALIASES.get(model_id, model_id)
 
 
+#: Debiasing methods whose results papers publish (:attr:`PublishedValue.method`), by the
+#: names bias-bench (Meade et al. 2022) gives them, with what each is in cdsbias's terms. A
+#: study's method names the one it reproduces with ``published_as`` (docs/studies.md).
+METHODS = {
+    "cda": "counterfactual data augmentation, further pre-training (cds_mode: cda)",
+    "dropout": "further pre-training with more dropout (hidden 0.20, attention 0.15)",
+    "inlp": "iterative nullspace projection fitted on the axis (posthoc_method: inlp)",
+    "sentence_debias": "SentenceDebias's subspace removed (posthoc_method: sentence_debias)",
+    "self_debias": "Self-Debias with the axis's prefix (self_debias: true)",
+}
+
+
 @dataclass(frozen=True)
 class PublishedValue:
     """One value a paper published for one model.
@@ -48,6 +60,12 @@ class PublishedValue:
         data_note: A difference that always holds for the shipped data (e.g. the paper
             scored the test split, cdsbias ships the dev split); empty when none.
         decimals: Decimals the paper printed (``0.620`` stays ``0.620``).
+        method: The debiasing method applied to ``model`` before it was scored (a key of
+            :data:`METHODS`); empty for the model as released.
+        fitted_axis: The bias axis the method was fitted on (``gender``, ``race``,
+            ``religion``); empty when ``method`` is.
+        word_lists: Whose attribute word lists the method was fitted with (``bias-bench``);
+            a measured method fitted with others is named "not like for like".
     """
 
     model: str
@@ -59,6 +77,9 @@ class PublishedValue:
     options: Mapping[str, Any] = field(default_factory=dict)
     data_note: str = ""
     decimals: int = 2
+    method: str = ""
+    fitted_axis: str = ""
+    word_lists: str = ""
 
 
 def _same(ours: Any, theirs: Any) -> bool:
@@ -74,6 +95,9 @@ def published_notes(
     options: Mapping[str, Any],
     *,
     own_data: bool = False,
+    method: str = "",
+    fitted_axis: str = "",
+    word_lists: str = "",
 ) -> list[str]:
     """One line per published value for ``model_id`` among the measured ``metrics``.
 
@@ -84,6 +108,11 @@ def published_notes(
         metrics: The measured metrics.
         options: The benchmark's option values.
         own_data: Whether the rows came from a user's data file instead of the benchmark's.
+        method: The published method (:data:`METHODS`) the measured model reproduces;
+            empty: the model as released (only values of the undebiased model apply).
+        fitted_axis: The axis that method was fitted on (its base axis: ``race`` for
+            ``race@bias-bench``); a value published for another axis does not apply.
+        word_lists: Whose word lists it was fitted with (``cdsbias``, ``bias-bench``, ...).
 
     Returns:
         ``"<metric>: measured X; published: Y (source; protocol)"``, followed by
@@ -95,6 +124,8 @@ def published_notes(
     lines = []
     for entry in values:
         if canonical_model_id(entry.model) != model or entry.metric not in metrics:
+            continue
+        if entry.method != method or (method and entry.fitted_axis != fitted_axis):
             continue
         if not all(_same(options.get(k), v) for k, v in entry.scope.items()):
             continue
@@ -111,6 +142,10 @@ def published_notes(
         ]
         if own_data:
             differences.append("scored on your data file, not the benchmark's")
+        if entry.word_lists and word_lists != entry.word_lists:
+            differences.append(
+                f"fitted on {word_lists or 'other'} word lists here, {entry.word_lists}'s there"
+            )
         if entry.data_note:
             differences.append(entry.data_note)
         if differences:

@@ -117,7 +117,9 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             notes.append(f"failed: {cell}: {error}")
         for key, entry in row.entries.items():
             for line in entry.published:
-                notes.append(f"published beside {row.model} base, {key.split('/')[0]}: {line}")
+                notes.append(
+                    f"published beside {row.model} {row.label}, {key.split('/')[0]}: {line}"
+                )
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 

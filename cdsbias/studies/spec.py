@@ -26,7 +26,7 @@ from cdsbias.errors import CdsbiasError, did_you_mean
 #: A name that becomes a folder of the study (a model label, a method, an axis).
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")
 #: Method entries' keys that are the study's, not the recipe's.
-METHOD_KEYS = ("recipe", "axes")
+METHOD_KEYS = ("recipe", "axes", "published_as")
 #: The row of the undebiased model; no method may take its name.
 BASE = "base"
 #: Recipe keys the study sets in every cell (a spec that sets them is refused).
@@ -76,7 +76,9 @@ class StudySpec:
         recipe: The base recipe every cell starts from (a ``recipes/*.yaml`` path).
         methods: Method name -> recipe keys (``cda: {cds_mode: cda}``); ``recipe:`` gives
             the method another base recipe, ``axes:`` the axes it is fitted on (default:
-            the spec's ``axes``).
+            the spec's ``axes``), ``published_as:`` the published method it reproduces (a
+            key of :data:`cdsbias.benchmarks.published.METHODS`: the table prints that
+            method's published values beside the row's).
         models: Model label -> ``model_name_or_path``; a list takes each model's last path
             part as label (``google-bert/bert-base-uncased`` -> ``bert-base-uncased``).
         overrides: Recipe keys applied to every cell, after the base recipe.
@@ -274,6 +276,16 @@ def _methods(value: Any) -> dict[str, dict[str, Any]]:
             raise CdsbiasError(f"methods.{name}.recipe: {keys['recipe']} is not a recipe file.")
         if "axes" in keys:
             keys["axes"] = _names(f"methods.{name}.axes", keys["axes"])
+        if "published_as" in keys:
+            from cdsbias.benchmarks.published import METHODS as PUBLISHED_METHODS
+
+            published = keys["published_as"]
+            if published not in PUBLISHED_METHODS:
+                hint = did_you_mean(str(published), PUBLISHED_METHODS)
+                raise CdsbiasError(
+                    f"methods.{name}.published_as: unknown published method {published!r}; "
+                    f"known: {', '.join(PUBLISHED_METHODS)}. {hint}".strip()
+                )
         methods[name] = keys
     return methods
 

@@ -79,6 +79,8 @@ class Row:
     axis: str
     word_lists: str
     cells: list[Cell]
+    #: The published method the row reproduces (its method's ``published_as``), or "".
+    published_as: str = ""
     done: list[Cell] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # cell id -> error line
     pending: list[str] = field(default_factory=list)
@@ -178,15 +180,19 @@ def _word_lists(axis: str) -> str:
     return bias_axis.word_lists
 
 
-def build_rows(folder: StudyFolder, cells: Sequence[Cell]) -> list[Row]:
+def build_rows(
+    folder: StudyFolder, cells: Sequence[Cell], published_as: dict[str, str] | None = None
+) -> list[Row]:
     """The table's rows, in spec order (each model's base first), each with its cells'
-    statuses; values are filled by :func:`fill_entries`."""
+    statuses; values are filled by :func:`fill_entries`. ``published_as`` maps a method to
+    the published method it reproduces (the spec's ``published_as`` keys)."""
     rows: dict[tuple[str, str, str], Row] = {}
     for cell in cells:
         key = (cell.model, cell.method, cell.axis)
         if key not in rows:
             lists = _word_lists(str(cell.keys.get("bias_axis", cell.axis)))
-            rows[key] = Row(cell.model, cell.method, cell.axis, lists, [])
+            published = (published_as or {}).get(cell.method, "")
+            rows[key] = Row(cell.model, cell.method, cell.axis, lists, [], published)
         row = rows[key]
         row.cells.append(cell)
         status = folder.status(cell)
@@ -199,12 +205,30 @@ def build_rows(folder: StudyFolder, cells: Sequence[Cell]) -> list[Row]:
     return list(rows.values())
 
 
+def _fitted_axis(row: Row) -> str:
+    """The registered axis a row's method was fitted on, variants read as their base
+    (``race@bias-bench`` -> ``race``): what a published value's ``fitted_axis`` names."""
+    from cdsbias.axes import get_axis
+    from cdsbias.errors import CdsbiasError
+
+    reference = str(row.cells[0].keys.get("bias_axis", row.axis))
+    try:
+        axis = get_axis(reference)
+    except CdsbiasError:
+        return reference
+    return axis.variant_of or axis.name
+
+
 def _published(
-    model_id: str | None, column: Column, value: float, entry: dict[str, Any]
+    model_id: str | None, column: Column, value: float, entry: dict[str, Any], row: Row
 ) -> list[str]:
-    """The benchmark's published values for the base model beside the measured one
-    (:func:`cdsbias.benchmarks.published.published_notes`, the benchmark's own list)."""
+    """The benchmark's published values beside the measured one
+    (:func:`cdsbias.benchmarks.published.published_notes`, the benchmark's own list): for
+    the base row, the model's as released; for a method row with ``published_as``, that
+    method's on the axis the row fitted."""
     if not model_id or column.source in ("heldout",) or column.source.startswith("downstream:"):
+        return []
+    if row.method != BASE and not row.published_as:
         return []
     from cdsbias.benchmarks import get_benchmark
     from cdsbias.benchmarks.published import published_notes
@@ -214,8 +238,15 @@ def _published(
         benchmark = get_benchmark(column.source)
     except CdsbiasError:
         return []
+    method = {} if row.method == BASE else {
+        "method": row.published_as, "fitted_axis": _fitted_axis(row), "word_lists": row.word_lists
+    }  # fmt: skip
     return published_notes(
-        benchmark.published, model_id, {column.metric.key: value}, entry.get("options") or {}
+        benchmark.published,
+        model_id,
+        {column.metric.key: value},
+        entry.get("options") or {},
+        **method,
     )
 
 
@@ -261,11 +292,10 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
                 interval(after.replicates(rng)),
                 after.has_examples,
             )
-            if row.method == BASE:
-                model_id = RunFolder(row.done[0].folder(folder.path)).run_info().get("base_model")
-                benchmark_entry = read[row.done[0].id][1].get(column.source, {})
-                entry.published = _published(model_id, column, after.mean, benchmark_entry)
-            else:
+            model_id = RunFolder(row.done[0].folder(folder.path)).run_info().get("base_model")
+            benchmark_entry = read[row.done[0].id][1].get(column.source, {})
+            entry.published = _published(model_id, column, after.mean, benchmark_entry, row)
+            if row.method != BASE:
                 base_value = base[0].get(column) if base is not None else None
                 deltas, errors = [], []
                 for value in seeds:
@@ -363,6 +393,9 @@ def study_table(study: str | Path) -> tuple[Any, list[Row], list[Column]]:
         CdsbiasError: The folder holds no study.
     """
     folder, spec, cells = load_study(study)
-    rows = build_rows(folder, cells)
+    published_as = {
+        m: str(k["published_as"]) for m, k in spec.methods.items() if "published_as" in k
+    }
+    rows = build_rows(folder, cells, published_as)
     columns = fill_entries(folder, rows)
     return spec, rows, columns
