@@ -8,6 +8,9 @@ import shutil
 import pytest
 from conftest import ASSETS
 
+from cdsbias.axes.gender import SEAT_TESTS as GENDER_TESTS
+from cdsbias.axes.race import SEAT_TESTS as RACE_TESTS
+from cdsbias.axes.religion import SEAT_TESTS as RELIGION_TESTS
 from cdsbias.benchmarks import REGISTRY, build_benchmark, load_all
 from cdsbias.benchmarks.published import PublishedValue, published_notes
 from cdsbias.cli import main
@@ -120,6 +123,35 @@ def test_benchmarks_declare_the_values_of_meade_et_al():
     line, nangia = crows.published_notes("bert-base-uncased", {"metric_score": 57.0})
     assert "published: 57.25" in line and "not like for like" not in line
     assert "published: 58.0 (Nangia et al. 2020" in nangia and "not like for like" in nangia
+
+
+def test_benchmarks_declare_meades_debiased_bert():
+    def notes(name, options, metrics, **method):
+        benchmark = build_benchmark(name, options)
+        return published_notes(benchmark.published, "bert-base-uncased", metrics,
+                               benchmark.option_values(), **method)  # fmt: skip
+
+    race = {"method": "cda", "fitted_axis": "race", "word_lists": "bias-bench"}
+    crows = {"scoring": "bias_bench", "bias_type": "race-color"}
+    (line,) = notes("crows_pairs", crows, {"metric_score": 57.0}, **race)
+    assert "published: 56.70 (bias-bench leaderboard" in line and "BERT + cda" in line
+    (line,) = notes("stereoset", {"bias_type": "race"}, {"ss": 57.0}, **race)
+    assert "published: 56.73" in line and "leaderboard prints 57.73" in line
+    (line,) = notes("seat", {"tests": list(RACE_TESTS)}, {"avg_abs_effect_size": 0.5}, **race)
+    assert "published: 0.569 (Meade et al. 2022, as reprinted" in line and "Table 8" in line
+    # Fitted on gender, scored on race: the paper scored no such model.
+    gender_fit = {**race, "fitted_axis": "gender"}
+    assert notes("crows_pairs", crows, {"metric_score": 57.0}, **gender_fit) == []
+    # Self-Debias has no SEAT value (it changes no representation); INLP's is the reprint's.
+    tests = {"tests": list(GENDER_TESTS)}
+    self_debias = {"method": "self_debias", "fitted_axis": "gender", "word_lists": "bias-bench"}
+    assert notes("seat", tests, {"avg_abs_effect_size": 0.5}, **self_debias) == []
+    inlp = {**self_debias, "method": "inlp"}
+    (line,) = notes("seat", tests, {"avg_abs_effect_size": 0.5}, **inlp)
+    assert "published: 0.204" in line
+    # The undebiased race and religion SEAT averages sit beside the base model.
+    (line,) = notes("seat", {"tests": list(RELIGION_TESTS)}, {"avg_abs_effect_size": 0.5})
+    assert "published: 0.492" in line
 
 
 @pytest.fixture

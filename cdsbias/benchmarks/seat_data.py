@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 
 from cdsbias.axes.gender import SEAT_TESTS as GENDER_TESTS
+from cdsbias.axes.race import SEAT_TESTS as RACE_TESTS
+from cdsbias.axes.religion import SEAT_TESTS as RELIGION_TESTS
 from cdsbias.benchmarks.published import PublishedValue
 from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
 from cdsbias.errors import CdsbiasError
@@ -172,6 +174,47 @@ PUBLISHED = (
         options={"pooling": "mean", "layer": -1},
         decimals=3,
     ),
+)
+#: Race (7 tests) and religion (4 tests), and Meade et al.'s debiased BERT on every axis (each
+#: method fitted on the axis it is scored on, bias-bench's word lists; Self-Debias changes no
+#: representation, so SEAT cannot score it): average |d| as Gonçalves & Strubell (2023,
+#: EMNLP), Tables 7-9, reprint them from Meade et al. (each average equals the mean of the
+#: reprinted per-test |d| to the printed digit; the undebiased gender 0.620 is the value above).
+_REPRINT = "Meade et al. 2022, as reprinted by Gonçalves & Strubell 2023 (EMNLP)"
+_TABLES = {"gender": 7, "race": 8, "religion": 9}
+_AXIS_TESTS = {"gender": GENDER_TESTS, "race": RACE_TESTS, "religion": RELIGION_TESTS}
+BERT = {"race": 0.620, "religion": 0.492}
+DEBIASED_BERT = {
+    "cda": {"gender": 0.722, "race": 0.569, "religion": 0.339},
+    "dropout": {"gender": 0.765, "race": 0.554, "religion": 0.377},
+    "inlp": {"gender": 0.204, "race": 0.639, "religion": 0.460},
+    "sentence_debias": {"gender": 0.434, "race": 0.612, "religion": 0.439},
+}
+
+
+def _seat_value(axis: str, value: float, method: str = "") -> PublishedValue:
+    model = f"BERT + {method}" if method else "BERT"
+    return PublishedValue(
+        "bert-base-uncased",
+        "avg_abs_effect_size",
+        value,
+        f"{_REPRINT}, Table {_TABLES[axis]}, {model}",
+        f"bias-bench: the {len(_AXIS_TESTS[axis])} {axis} tests, last layer mean over all "
+        "tokens, L2-normalised",
+        scope={"tests": list(_AXIS_TESTS[axis])},
+        options={"pooling": "mean", "layer": -1},
+        decimals=3,
+        method=method,
+        fitted_axis=axis if method else "",
+        word_lists="bias-bench" if method else "",
+    )
+
+
+PUBLISHED += tuple(_seat_value(axis, value) for axis, value in BERT.items())
+PUBLISHED += tuple(
+    _seat_value(axis, value, method)
+    for method, values in DEBIASED_BERT.items()
+    for axis, value in values.items()
 )
 
 #: Every test of the pinned folders, by name, and the fetched dataset that holds it.

@@ -217,3 +217,44 @@ PUBLISHED = (
         )
     ),
 )  # fmt: skip
+
+#: Meade et al. (2022)'s debiased BERT, each method fitted on the bias type it is scored on,
+#: StereoSet SS per bias type (test set, bias-bench's word lists and scoring). CDA, Dropout
+#: and Self-Debias: the bias-bench leaderboard's "StereoSet SS" columns (gh-pages at 2b4d09f);
+#: INLP and SentenceDebias as Gonçalves & Strubell (2023, EMNLP), Table 4, reprint them from
+#: Meade et al. One value differs between the two: CDA race, 57.73 on the leaderboard and
+#: 56.73 in the reprint, whose change from BERT (0.30 closer to 50 than 57.03) is printed
+#: beside it; the reprint's 56.73 is declared and the source says so.
+DEBIASED_BERT = {
+    "cda": {"gender": 59.61, "race": 56.73, "religion": 58.37},
+    "dropout": {"gender": 60.66, "race": 57.07, "religion": 59.13},
+    "self_debias": {"gender": 59.34, "race": 54.30, "religion": 57.26},
+    "inlp": {"gender": 57.25, "race": 57.29, "religion": 57.26},
+    "sentence_debias": {"gender": 59.37, "race": 57.78, "religion": 58.73},
+}
+_REPRINT = "Meade et al. 2022, as reprinted by Gonçalves & Strubell 2023 (EMNLP), Table 4"
+
+
+def _debiased_source(method: str, bias: str) -> str:
+    if method in ("inlp", "sentence_debias"):
+        return f"{_REPRINT}, {bias}, BERT + {method}"
+    if (method, bias) == ("cda", "race"):
+        return f"{_REPRINT}, race, BERT + cda (the bias-bench leaderboard prints 57.73)"
+    return f"bias-bench leaderboard (Meade et al. 2022), {bias}, BERT + {method}"
+
+
+PUBLISHED += tuple(
+    entry
+    for method, values in DEBIASED_BERT.items()
+    for bias, value in values.items()
+    for entry in (
+        PublishedValue("bert-base-uncased", f"ss_{bias}", value, _debiased_source(method, bias),
+                       f"{_BIAS_BENCH}, {bias} clusters", scope={"bias_type": None},
+                       options={"scoring": "bias_bench"}, data_note=_TEST_SET, method=method,
+                       fitted_axis=bias, word_lists="bias-bench"),
+        PublishedValue("bert-base-uncased", "ss", value, _debiased_source(method, bias),
+                       f"{_BIAS_BENCH}, {bias} clusters", scope={"bias_type": bias},
+                       options={"scoring": "bias_bench"}, data_note=_TEST_SET, method=method,
+                       fitted_axis=bias, word_lists="bias-bench"),
+    )
+)  # fmt: skip
