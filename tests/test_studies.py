@@ -370,6 +370,24 @@ def test_published_values_of_a_method_sit_beside_its_row(tmp_path, fake_cells, m
     ]  # cds has no published_as: nothing beside it
 
 
+def test_the_bias_bench_study_names_a_published_value_for_every_method_and_axis():
+    """studies/bias_bench.yaml: each method's published_as has Meade et al.'s CrowS-Pairs
+    value on each of the study's axes (the variants read as their base axis)."""
+    from cdsbias.axes import get_axis
+    from cdsbias.benchmarks import get_benchmark
+
+    spec = load_spec(REPO / "studies" / "bias_bench.yaml")
+    published = get_benchmark("crows_pairs").published
+    for method, keys in spec.methods.items():
+        for label in spec.method_axes(method):
+            axis = get_axis(spec.axis_reference(label))
+            assert axis.word_lists == "bias-bench"
+            assert any(
+                v.method == keys["published_as"] and v.fitted_axis == axis.variant_of
+                for v in published
+            ), (method, label)
+
+
 def test_the_table_is_the_same_every_time(tmp_path, fake_cells):
     out = tmp_path / "study"
     main(["study", "run", str(write_spec(tmp_path)), "--out", str(out), "--table"])
