@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cdsbias.benchmarks.published import PublishedValue
+from cdsbias.benchmarks.published import PublishedValue, per_category
 from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
 from cdsbias.errors import CdsbiasError
 
@@ -119,19 +119,12 @@ PUBLISHED += tuple(
     entry
     for method, values in DEBIASED_BERT.items()
     for bias, value in values.items()
-    for source in [
+    for entry in per_category(
+        "metric_score", bias, value,
         f"{_REPRINT if method in ('inlp', 'sentence_debias') else _LEADERBOARD}, {bias}, "
-        f"BERT + {method}"
-    ]
-    for entry in (
-        PublishedValue("bert-base-uncased", f"metric_score_{bias}", value, source,
-                       f"{_PER_TYPE}, {bias} pairs", scope={"bias_type": None},
-                       options={"scoring": "bias_bench"}, method=method,
-                       fitted_axis=FITTED_AXIS[bias], word_lists="bias-bench"),
-        PublishedValue("bert-base-uncased", "metric_score", value, source,
-                       f"{_PER_TYPE}, {bias} pairs", scope={"bias_type": bias},
-                       options={"scoring": "bias_bench"}, method=method,
-                       fitted_axis=FITTED_AXIS[bias], word_lists="bias-bench"),
+        f"BERT + {method}",
+        f"{_PER_TYPE}, {bias} pairs", options={"scoring": "bias_bench"}, method=method,
+        fitted_axis=FITTED_AXIS[bias], word_lists="bias-bench",
     )
 )  # fmt: skip
 

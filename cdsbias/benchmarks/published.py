@@ -82,6 +82,27 @@ class PublishedValue:
     word_lists: str = ""
 
 
+def per_category(
+    metric: str, category: str, value: float, source: str, protocol: str, **fields: Any
+) -> tuple[PublishedValue, PublishedValue]:
+    """One bert-base-uncased value of one category, as both keys a run can report it under:
+    ``<metric>_<category>`` of a run over every category (``bias_type`` unset) and
+    ``<metric>`` of a run scoped to that category (``bias_type: <category>``).
+
+    Args:
+        metric: The metric's key (``ss``, ``metric_score``).
+        category: The benchmark's category (``race``, ``race-color``).
+        value, source, protocol: As :class:`PublishedValue`.
+        **fields: The other fields (``options``, ``method``, ``fitted_axis``, ...).
+    """
+    return (
+        PublishedValue("bert-base-uncased", f"{metric}_{category}", value, source, protocol,
+                       scope={"bias_type": None}, **fields),
+        PublishedValue("bert-base-uncased", metric, value, source, protocol,
+                       scope={"bias_type": category}, **fields),
+    )  # fmt: skip
+
+
 def _same(ours: Any, theirs: Any) -> bool:
     if isinstance(ours, list | tuple) and isinstance(theirs, list | tuple):
         return sorted(map(str, ours)) == sorted(map(str, theirs))

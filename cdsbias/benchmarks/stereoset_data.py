@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from cdsbias.benchmarks.published import PublishedValue
+from cdsbias.benchmarks.published import PublishedValue, per_category
 from cdsbias.data.fetch import DataFile, DatasetSpec, register_dataset
 from cdsbias.errors import CdsbiasError
 
@@ -247,14 +247,9 @@ PUBLISHED += tuple(
     entry
     for method, values in DEBIASED_BERT.items()
     for bias, value in values.items()
-    for entry in (
-        PublishedValue("bert-base-uncased", f"ss_{bias}", value, _debiased_source(method, bias),
-                       f"{_BIAS_BENCH}, {bias} clusters", scope={"bias_type": None},
-                       options={"scoring": "bias_bench"}, data_note=_TEST_SET, method=method,
-                       fitted_axis=bias, word_lists="bias-bench"),
-        PublishedValue("bert-base-uncased", "ss", value, _debiased_source(method, bias),
-                       f"{_BIAS_BENCH}, {bias} clusters", scope={"bias_type": bias},
-                       options={"scoring": "bias_bench"}, data_note=_TEST_SET, method=method,
-                       fitted_axis=bias, word_lists="bias-bench"),
+    for entry in per_category(
+        "ss", bias, value, _debiased_source(method, bias), f"{_BIAS_BENCH}, {bias} clusters",
+        options={"scoring": "bias_bench"}, data_note=_TEST_SET, method=method,
+        fitted_axis=bias, word_lists="bias-bench",
     )
 )  # fmt: skip
