@@ -47,7 +47,7 @@ def test_a_different_protocol_is_named():
 
 CDA_RACE = PublishedValue(
     "bert-base-uncased", "score", 55.0, "Paper 2022, Table 4, BERT + CDA (race)",
-    "their protocol", method="cda", fitted_axis="race", word_lists="bias-bench",
+    "their protocol", method="CDA", fitted_axis="race", word_lists="bias-bench",
 )  # fmt: skip
 
 
@@ -58,17 +58,17 @@ def test_a_debiased_models_value_applies_only_to_that_method_and_axis():
     (line,) = published_notes(values, "bert-base-uncased", metrics, options)
     assert "57.25" in line
     # CDA fitted on race with bias-bench's lists: only CDA's race value, like for like.
-    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="cda",
+    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="CDA",
                               fitted_axis="race", word_lists="bias-bench")  # fmt: skip
     assert line == (
         "score: measured 56.1; published: 55.00 (Paper 2022, Table 4, BERT + CDA (race); "
         "their protocol)"
     )
     # Another axis or method: nothing; other word lists: named.
-    for other in ({"method": "cda", "fitted_axis": "gender"}, {"method": "dropout",
+    for other in ({"method": "CDA", "fitted_axis": "gender"}, {"method": "Dropout",
                                                                "fitted_axis": "race"}):  # fmt: skip
         assert published_notes(values, "bert-base-uncased", metrics, options, **other) == []
-    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="cda",
+    (line,) = published_notes(values, "bert-base-uncased", metrics, options, method="CDA",
                               fitted_axis="race", word_lists="cdsbias")  # fmt: skip
     assert line.endswith(
         "-- not like for like: fitted on cdsbias word lists here, bias-bench's there"
@@ -131,10 +131,10 @@ def test_benchmarks_declare_meades_debiased_bert():
         return published_notes(benchmark.published, "bert-base-uncased", metrics,
                                benchmark.option_values(), **method)  # fmt: skip
 
-    race = {"method": "cda", "fitted_axis": "race", "word_lists": "bias-bench"}
+    race = {"method": "CDA", "fitted_axis": "race", "word_lists": "bias-bench"}
     crows = {"scoring": "bias_bench", "bias_type": "race-color"}
     (line,) = notes("crows_pairs", crows, {"metric_score": 57.0}, **race)
-    assert "published: 56.70 (bias-bench leaderboard" in line and "BERT + cda" in line
+    assert "published: 56.70 (bias-bench leaderboard" in line and "BERT + CDA" in line
     (line,) = notes("stereoset", {"bias_type": "race"}, {"ss": 57.0}, **race)
     assert "published: 56.73" in line and "leaderboard prints 57.73" in line
     (line,) = notes("seat", {"tests": list(RACE_TESTS)}, {"avg_abs_effect_size": 0.5}, **race)
@@ -144,9 +144,9 @@ def test_benchmarks_declare_meades_debiased_bert():
     assert notes("crows_pairs", crows, {"metric_score": 57.0}, **gender_fit) == []
     # Self-Debias has no SEAT value (it changes no representation); INLP's is the reprint's.
     tests = {"tests": list(GENDER_TESTS)}
-    self_debias = {"method": "self_debias", "fitted_axis": "gender", "word_lists": "bias-bench"}
+    self_debias = {"method": "Self-Debias", "fitted_axis": "gender", "word_lists": "bias-bench"}
     assert notes("seat", tests, {"avg_abs_effect_size": 0.5}, **self_debias) == []
-    inlp = {**self_debias, "method": "inlp"}
+    inlp = {**self_debias, "method": "INLP"}
     (line,) = notes("seat", tests, {"avg_abs_effect_size": 0.5}, **inlp)
     assert "published: 0.204" in line
     # The undebiased race and religion SEAT averages sit beside the base model.

@@ -146,8 +146,8 @@ def test_a_changed_key_changes_the_hash_and_is_named(tmp_path):
                                           "occupation_language": "de"}}, "has no 'race' axis"),
         ({"methods": {"base": {}}}, "'base' is the undebiased model's row"),
         ({"overrides": {"seed": 3}}, "overrides.seed: the study sets seed"),
-        ({"methods": {"cda": {"published_as": "cdaa"}}}, "unknown published method 'cdaa'; "
-         "known: cda, dropout, inlp, sentence_debias, self_debias. Did you mean 'cda'?"),
+        ({"methods": {"cda": {"published_as": "CDAA"}}}, "unknown published method 'CDAA'; "
+         "known: CDA, Dropout, INLP, SentenceDebias, Self-Debias. Did you mean 'CDA'?"),
     ],
 )  # fmt: skip
 def test_a_spec_error_is_one_line_before_any_cell(tmp_path, capsys, values, message):
@@ -349,11 +349,11 @@ def test_published_values_of_a_method_sit_beside_its_row(tmp_path, fake_cells, m
         PublishedValue("bert-base-uncased", "mean_abs_gap", 2.1, "Paper, Table 1, BERT",
                        "their protocol"),
         PublishedValue("bert-base-uncased", "mean_abs_gap", 0.5, "Paper, Table 1, BERT + CDA",
-                       "their protocol", method="cda", fitted_axis="gender",
+                       "their protocol", method="CDA", fitted_axis="gender",
                        word_lists="bias-bench"),
     )  # fmt: skip
     monkeypatch.setattr(get_benchmark("becpro"), "published", values)
-    methods = {"cda": {"published_as": "cda"}, "cds": {}}
+    methods = {"cda": {"published_as": "CDA"}, "cds": {}}
     out = tmp_path / "study"
     main(["study", "run", str(write_spec(tmp_path, methods=methods)), "--out", str(out)])
     for info in (out / "runs").rglob("run_info.json"):  # the cells scored bert-base-uncased

@@ -106,11 +106,11 @@ PUBLISHED = (
 #: which the leaderboard lacks, as Gonçalves & Strubell (2023, EMNLP), Table 1, reprint them
 #: from Meade et al. (their values for the other three equal the leaderboard's).
 DEBIASED_BERT = {
-    "cda": {"gender": 56.11, "race-color": 56.70, "religion": 60.00},
-    "dropout": {"gender": 55.34, "race-color": 59.03, "religion": 55.24},
-    "self_debias": {"gender": 52.29, "race-color": 56.70, "religion": 56.19},
-    "inlp": {"gender": 51.15, "race-color": 67.96, "religion": 60.95},
-    "sentence_debias": {"gender": 52.29, "race-color": 62.72, "religion": 63.81},
+    "CDA": {"gender": 56.11, "race-color": 56.70, "religion": 60.00},
+    "Dropout": {"gender": 55.34, "race-color": 59.03, "religion": 55.24},
+    "Self-Debias": {"gender": 52.29, "race-color": 56.70, "religion": 56.19},
+    "INLP": {"gender": 51.15, "race-color": 67.96, "religion": 60.95},
+    "SentenceDebias": {"gender": 52.29, "race-color": 62.72, "religion": 63.81},
 }
 _REPRINT = "Meade et al. 2022, as reprinted by Gonçalves & Strubell 2023 (EMNLP), Table 1"
 #: The axis each bias type's debiased model was fitted on.
@@ -121,7 +121,7 @@ PUBLISHED += tuple(
     for bias, value in values.items()
     for entry in per_category(
         "metric_score", bias, value,
-        f"{_REPRINT if method in ('inlp', 'sentence_debias') else _LEADERBOARD}, {bias}, "
+        f"{_REPRINT if method in ('INLP', 'SentenceDebias') else _LEADERBOARD}, {bias}, "
         f"BERT + {method}",
         f"{_PER_TYPE}, {bias} pairs", options={"scoring": "bias_bench"}, method=method,
         fitted_axis=FITTED_AXIS[bias], word_lists="bias-bench",

@@ -33,14 +33,15 @@ def canonical_model_id(model_id: str) -> str:
 
 
 #: Debiasing methods whose results papers publish (:attr:`PublishedValue.method`), by the
-#: names bias-bench (Meade et al. 2022) gives them, with what each is in cdsbias's terms. A
-#: study's method names the one it reproduces with ``published_as`` (docs/studies.md).
+#: names Meade et al. (2022, bias-bench) print them, with what each is. A study's method
+#: names the one it reproduces with ``published_as`` (docs/studies.md). These are the
+#: papers' labels, not cdsbias's method registry (:mod:`cdsbias.methods` owns that).
 METHODS = {
-    "cda": "counterfactual data augmentation, further pre-training (cds_mode: cda)",
-    "dropout": "further pre-training with more dropout (hidden 0.20, attention 0.15)",
-    "inlp": "iterative nullspace projection fitted on the axis (posthoc_method: inlp)",
-    "sentence_debias": "SentenceDebias's subspace removed (posthoc_method: sentence_debias)",
-    "self_debias": "Self-Debias with the axis's prefix (self_debias: true)",
+    "CDA": "counterfactual data augmentation, further pre-training on the augmented text",
+    "Dropout": "further pre-training with more dropout (hidden 0.20, attention 0.15)",
+    "INLP": "iterative nullspace projection fitted on the axis's sentences",
+    "SentenceDebias": "the axis's SentenceDebias subspace projected out",
+    "Self-Debias": "Self-Debias with the axis's prefix",
 }
 
 

@@ -185,10 +185,10 @@ _TABLES = {"gender": 7, "race": 8, "religion": 9}
 _AXIS_TESTS = {"gender": GENDER_TESTS, "race": RACE_TESTS, "religion": RELIGION_TESTS}
 BERT = {"race": 0.620, "religion": 0.492}
 DEBIASED_BERT = {
-    "cda": {"gender": 0.722, "race": 0.569, "religion": 0.339},
-    "dropout": {"gender": 0.765, "race": 0.554, "religion": 0.377},
-    "inlp": {"gender": 0.204, "race": 0.639, "religion": 0.460},
-    "sentence_debias": {"gender": 0.434, "race": 0.612, "religion": 0.439},
+    "CDA": {"gender": 0.722, "race": 0.569, "religion": 0.339},
+    "Dropout": {"gender": 0.765, "race": 0.554, "religion": 0.377},
+    "INLP": {"gender": 0.204, "race": 0.639, "religion": 0.460},
+    "SentenceDebias": {"gender": 0.434, "race": 0.612, "religion": 0.439},
 }
 
 

@@ -226,20 +226,20 @@ PUBLISHED = (
 #: 56.73 in the reprint, whose change from BERT (0.30 closer to 50 than 57.03) is printed
 #: beside it; the reprint's 56.73 is declared and the source says so.
 DEBIASED_BERT = {
-    "cda": {"gender": 59.61, "race": 56.73, "religion": 58.37},
-    "dropout": {"gender": 60.66, "race": 57.07, "religion": 59.13},
-    "self_debias": {"gender": 59.34, "race": 54.30, "religion": 57.26},
-    "inlp": {"gender": 57.25, "race": 57.29, "religion": 57.26},
-    "sentence_debias": {"gender": 59.37, "race": 57.78, "religion": 58.73},
+    "CDA": {"gender": 59.61, "race": 56.73, "religion": 58.37},
+    "Dropout": {"gender": 60.66, "race": 57.07, "religion": 59.13},
+    "Self-Debias": {"gender": 59.34, "race": 54.30, "religion": 57.26},
+    "INLP": {"gender": 57.25, "race": 57.29, "religion": 57.26},
+    "SentenceDebias": {"gender": 59.37, "race": 57.78, "religion": 58.73},
 }
 _REPRINT = "Meade et al. 2022, as reprinted by Gonçalves & Strubell 2023 (EMNLP), Table 4"
 
 
 def _debiased_source(method: str, bias: str) -> str:
-    if method in ("inlp", "sentence_debias"):
+    if method in ("INLP", "SentenceDebias"):
         return f"{_REPRINT}, {bias}, BERT + {method}"
-    if (method, bias) == ("cda", "race"):
-        return f"{_REPRINT}, race, BERT + cda (the bias-bench leaderboard prints 57.73)"
+    if (method, bias) == ("CDA", "race"):
+        return f"{_REPRINT}, race, BERT + CDA (the bias-bench leaderboard prints 57.73)"
     return f"bias-bench leaderboard (Meade et al. 2022), {bias}, BERT + {method}"
 
 
