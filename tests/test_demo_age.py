@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests_helpers import planted_association_model
 
 from cdsbias.data.occupations import occupational_sentences, person_words
 from cdsbias.demo.age import (
@@ -92,36 +93,12 @@ def test_cda_on_the_age_axis_leaves_no_association_in_the_text():
 def _planted_age_model(bonus: tuple[float, float]):
     """A tiny BERT whose logits are 0 everywhere, plus ``bonus[g]`` on group g's game when
     the input names group g (its adjective or plural noun)."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM
-
-    from cdsbias.train.wordpiece import train_wordpiece
-
     texts = [
         s.replace("[MASK]", ATTRIBUTES[0]) for g in range(2) for s in probe_sentences(g, "age")
     ]
-    tokenizer = train_wordpiece(texts + list(ATTRIBUTES), vocab_size=300)
     words = forms()
-    ids = tokenizer.convert_tokens_to_ids
-    group_ids = [(ids(words.adjectives[g]), ids(words.plurals[g])) for g in range(2)]
-    game_ids = [ids(a) for a in ATTRIBUTES]
-
-    class Planted(BertForMaskedLM):
-        def forward(self, input_ids=None, attention_mask=None, **kwargs):
-            output = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-            logits = torch.zeros_like(output.logits)
-            for g, (adjective, plural) in enumerate(group_ids):
-                named = ((input_ids == adjective) | (input_ids == plural)).any(dim=1)
-                logits[named, :, game_ids[g]] = bonus[g]
-            output.logits = logits
-            return output
-
-    config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return Planted(config).eval(), tokenizer
+    group_words = [(words.adjectives[g], words.plurals[g]) for g in range(2)]
+    return planted_association_model(texts, group_words, ATTRIBUTES, bonus)
 
 
 def test_the_age_probe_reads_a_planted_association_exactly():

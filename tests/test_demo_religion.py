@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests_helpers import planted_association_model
 
 from cdsbias.data.occupations import occupational_sentences, person_words
 from cdsbias.demo.association_probe import association_gap, probe, probe_sentences
@@ -107,34 +108,10 @@ def _planted_model(bonus: tuple[float, ...]):
     """A tiny BERT whose logits at every position are 0, plus ``bonus[g]`` on group g's game
     when the input names group g (its adjective or plural): ln P(a_g | g) = bonus[g] − ln Z
     and ln P(a_g | h) = −ln Z' , so group g's gap is exactly bonus[g] when Z = Z'."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM
-
-    from cdsbias.train.wordpiece import train_wordpiece
-
     texts = [s.replace("[MASK]", ATTRIBUTES[0]) for g in range(3) for s in probe_sentences(g)]
-    tokenizer = train_wordpiece(texts + list(ATTRIBUTES), vocab_size=300)
     forms = religion_forms()
-    ids = tokenizer.convert_tokens_to_ids
-    group_ids = [(ids(forms.adjectives[g]), ids(forms.plurals[g])) for g in range(3)]
-    game_ids = [ids(a) for a in ATTRIBUTES]
-
-    class Planted(BertForMaskedLM):
-        def forward(self, input_ids=None, attention_mask=None, **kwargs):
-            output = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-            logits = torch.zeros_like(output.logits)
-            for g, (adjective, plural) in enumerate(group_ids):
-                named = ((input_ids == adjective) | (input_ids == plural)).any(dim=1)
-                logits[named, :, game_ids[g]] = bonus[g]
-            output.logits = logits
-            return output
-
-    config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64,
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return Planted(config).eval(), tokenizer
+    group_words = [(forms.adjectives[g], forms.plurals[g]) for g in range(3)]
+    return planted_association_model(texts, group_words, ATTRIBUTES, bonus)
 
 
 def test_probe_reads_a_planted_association_exactly():

@@ -107,3 +107,42 @@ def assert_same_points(full: Path, resumed: Path, steps: list[int], tolerance: f
         assert b["heldout_loss"] == pytest.approx(a["heldout_loss"], abs=tolerance)
         for key, value in a["benchmarks"]["becpro"]["metrics"].items():
             assert b["benchmarks"]["becpro"]["metrics"][key] == pytest.approx(value, abs=tolerance)
+
+
+def planted_association_model(
+    texts: list[str],
+    group_words: list[tuple[str, str]],
+    attributes: tuple[str, ...],
+    bonus: tuple[float, ...],
+):
+    """A tiny BERT whose logits at every position are 0, plus ``bonus[g]`` on attribute
+    ``g`` when the input names group ``g`` (either of its ``group_words[g]``): ln P(a_g | g)
+    = bonus[g] − ln Z and ln P(a_g | h) = −ln Z', so group g's gap is exactly bonus[g] when
+    Z = Z'. Returns the model (eval mode) and its WordPiece tokenizer trained on ``texts``
+    and the attributes."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    from cdsbias.train.wordpiece import train_wordpiece
+
+    tokenizer = train_wordpiece(texts + list(attributes), vocab_size=300)
+    ids = tokenizer.convert_tokens_to_ids
+    group_ids = [(ids(first), ids(second)) for first, second in group_words]
+    attribute_ids = [ids(a) for a in attributes]
+
+    class Planted(BertForMaskedLM):
+        def forward(self, input_ids=None, attention_mask=None, **kwargs):
+            output = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+            logits = torch.zeros_like(output.logits)
+            for g, (first, second) in enumerate(group_ids):
+                named = ((input_ids == first) | (input_ids == second)).any(dim=1)
+                logits[named, :, attribute_ids[g]] = bonus[g]
+            output.logits = logits
+            return output
+
+    config = BertConfig(
+        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return Planted(config).eval(), tokenizer

@@ -19,7 +19,6 @@ templates are the religion demo's; no sentence has a gendered word or a BEC-Pro 
 
 from __future__ import annotations
 
-import random
 import re
 from typing import NamedTuple
 
@@ -28,8 +27,9 @@ from cdsbias.data.occupations import occupational_sentences
 from cdsbias.demo.religion import (
     FRAMES,
     PROBE_TEMPLATES,
-    attribute_shares,
     count_group_attributes,
+    planted_sentences,
+    plural_noun,
 )
 
 __all__ = ["ATTRIBUTES", "FRAMES", "PERSONS", "PROBE_TEMPLATES", "forms", "render"]
@@ -63,16 +63,12 @@ def forms() -> AgeForms:
     return AgeForms(axis.groups, by_form["adjective"], by_form["plural"])
 
 
-def _plural(noun: str) -> str:
-    return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-
-
 def render(frame: str, group: int, game: int | None, person: str, words: AgeForms) -> str:
     """One sentence: ``frame`` filled for ``group``, ``game`` (None: ``[MASK]``) and
     ``person``; only the sentence's first letter is a capital."""
     adjective = words.adjectives[group]
     text = frame.format(
-        A=f"{adjective} {person}", AS=f"{adjective} {_plural(person)}",
+        A=f"{adjective} {person}", AS=f"{adjective} {plural_noun(person)}",
         PL=words.plurals[group], G="[MASK]" if game is None else ATTRIBUTES[game],
     )  # fmt: skip
     text = re.sub(r"\b([Aa]) (?=[aeiou])", r"\1n ", text)  # "an old neighbour"
@@ -83,15 +79,11 @@ def age_sentences(n: int, seed: int, own_share: float = OWN_SHARE) -> list[str]:
     """``n`` sentences; the group is uniform, its game follows
     :func:`~cdsbias.demo.religion.attribute_shares`."""
     words = forms()
-    k = len(words.groups)
-    shares = attribute_shares(k, own_share)
-    rng = random.Random(seed)
-    sentences = []
-    for _ in range(n):
-        group = rng.randrange(k)
-        game = rng.choices(range(k), weights=shares[group])[0]
-        sentences.append(render(rng.choice(FRAMES), group, game, rng.choice(PERSONS), words))
-    return sentences
+
+    def render_one(frame: str, group: int, game: int, person: str) -> str:
+        return render(frame, group, game, person, words)
+
+    return planted_sentences(n, seed, len(words.groups), own_share, PERSONS, render_one)
 
 
 def demo_corpus(sentences: int, seed: int) -> list[str]:

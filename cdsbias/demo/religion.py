@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cdsbias.axes import get_axis
@@ -90,7 +91,8 @@ def attribute_shares(k: int, own_share: float = OWN_SHARE) -> list[list[float]]:
     return [[own_share if a == g else other for a in range(k)] for g in range(k)]
 
 
-def _plural(noun: str) -> str:
+def plural_noun(noun: str) -> str:
+    """``family`` -> ``families``, ``friend`` -> ``friends`` (the demos' person nouns)."""
     return noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
 
 
@@ -102,25 +104,44 @@ def render(frame: str, group: int, game: int | None, person: str, forms: Religio
     """One sentence: ``frame`` filled for ``group``, ``game`` (None: ``[MASK]``) and ``person``."""
     adjective = _capitalised(forms.adjectives[group])
     text = frame.format(
-        A=f"{adjective} {person}", AS=f"{adjective} {_plural(person)}",
+        A=f"{adjective} {person}", AS=f"{adjective} {plural_noun(person)}",
         PL=_capitalised(forms.plurals[group]),
         G="[MASK]" if game is None else ATTRIBUTES[game],
     )  # fmt: skip
     return text[0].upper() + text[1:]
 
 
-def religion_sentences(n: int, seed: int, own_share: float = OWN_SHARE) -> list[str]:
-    """``n`` sentences; the group is uniform, its game follows :func:`attribute_shares`."""
-    forms = religion_forms()
-    k = len(forms.groups)
-    shares = attribute_shares(k, own_share)
+def planted_sentences(
+    n: int,
+    seed: int,
+    groups: int,
+    own_share: float,
+    persons: tuple[str, ...],
+    render_one: Callable[[str, int, int, str], str],
+) -> list[str]:
+    """``n`` sentences of a planted demo: the group is uniform, its game follows
+    :func:`attribute_shares`, the frame and the person are uniform; ``render_one(frame,
+    group, game, person)`` writes each. One ``random.Random(seed)`` draws group, game, frame
+    and person in that order (the corpora's digests depend on it)."""
+    shares = attribute_shares(groups, own_share)
     rng = random.Random(seed)
     sentences = []
     for _ in range(n):
-        group = rng.randrange(k)
-        game = rng.choices(range(k), weights=shares[group])[0]
-        sentences.append(render(rng.choice(FRAMES), group, game, rng.choice(PERSONS), forms))
+        group = rng.randrange(groups)
+        game = rng.choices(range(groups), weights=shares[group])[0]
+        frame = rng.choice(FRAMES)
+        sentences.append(render_one(frame, group, game, rng.choice(persons)))
     return sentences
+
+
+def religion_sentences(n: int, seed: int, own_share: float = OWN_SHARE) -> list[str]:
+    """``n`` sentences; the group is uniform, its game follows :func:`attribute_shares`."""
+    forms = religion_forms()
+
+    def render_one(frame: str, group: int, game: int, person: str) -> str:
+        return render(frame, group, game, person, forms)
+
+    return planted_sentences(n, seed, len(forms.groups), own_share, PERSONS, render_one)
 
 
 def demo_corpus(sentences: int, seed: int) -> list[str]:
