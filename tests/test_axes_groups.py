@@ -228,14 +228,10 @@ def test_crows_pairs_per_axis_equals_the_unscoped_rows_of_its_category(tiny_bert
 @pytest.fixture(scope="module")
 def age_run(tmp_path_factory, becpro, base) -> Path:
     """A tiny run that mitigates age (CDS p=1.0 on age) and measures every axis."""
-    from test_bench_axes import axis_fixtures
+    from test_bench_axes import axis_run_benchmarks
     from tests_helpers import fine_tune
 
-    data = axis_fixtures(tmp_path_factory.mktemp("axis-data"))
-    crows, stereo, seat = (data[name][0] for name in ("crows_pairs", "stereoset", "seat"))
-    spec = (f"{{becpro: {{data_file: {becpro}}}, crows_pairs: {{data_file: {crows}}}, "
-            f"stereoset: {{data_file: {stereo}}}, "
-            f"seat: {{data_file: {seat}, n_samples: 100}}}}")  # fmt: skip
+    spec = axis_run_benchmarks(tmp_path_factory.mktemp("axis-data"), becpro)
     return fine_tune(tmp_path_factory.mktemp("age") / "run", becpro, base,
                      "bias_eval_at_start=true", f"bias_benchmarks={spec}", "bias_axis=age",
                      f"bias_axes=[{', '.join(NINE)}]")  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_bench_axes import axis_fixtures
+from test_bench_axes import axis_fixtures, axis_run_benchmarks
 
 from cdsbias.axes import get_axis
 from cdsbias.benchmarks import result_folder_name
@@ -93,11 +93,7 @@ def test_compare_of_runs_without_axes_prints_no_matrix(tmp_path):
 def two_axis_run(tmp_path_factory, becpro, base) -> Path:
     from tests_helpers import fine_tune
 
-    data = axis_fixtures(tmp_path_factory.mktemp("axis-data"))
-    crows, stereo, seat = (data[name][0] for name in ("crows_pairs", "stereoset", "seat"))
-    spec = (f"{{becpro: {{data_file: {becpro}}}, crows_pairs: {{data_file: {crows}}}, "
-            f"stereoset: {{data_file: {stereo}}}, "
-            f"seat: {{data_file: {seat}, n_samples: 100}}}}")  # fmt: skip
+    spec = axis_run_benchmarks(tmp_path_factory.mktemp("axis-data"), becpro)
     return fine_tune(tmp_path_factory.mktemp("axes") / "run", becpro, base,
                      "bias_eval_at_start=true", f"bias_benchmarks={spec}",
                      "bias_axes=[gender, religion]")  # fmt: skip

@@ -109,6 +109,16 @@ def axis_fixtures(folder: Path) -> dict[str, tuple[Path, dict]]:
     }
 
 
+def axis_run_benchmarks(folder: Path, becpro: Path) -> str:
+    """A ``bias_benchmarks`` value for a tiny run scored on every axis: BEC-Pro and
+    :func:`axis_fixtures`' CrowS-Pairs, StereoSet and SEAT (100 permutation samples)."""
+    data = axis_fixtures(folder)
+    crows, stereo, seat = (data[name][0] for name in ("crows_pairs", "stereoset", "seat"))
+    return (f"{{becpro: {{data_file: {becpro}}}, crows_pairs: {{data_file: {crows}}}, "
+            f"stereoset: {{data_file: {stereo}}}, "
+            f"seat: {{data_file: {seat}, n_samples: 100}}}}")  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     return axis_fixtures(tmp_path_factory.mktemp("axis-data"))
