@@ -169,6 +169,34 @@ def check_json_files(folder: str | os.PathLike, *, fix: str) -> None:
             raise CdsbiasError(f"{path} cannot be read ({detail}); {fix}.") from None
 
 
+def read_yaml_mapping(path: str | os.PathLike, label: str, *, empty_ok: bool) -> dict:
+    """A YAML file of ``key: value`` (a recipe, a study spec).
+
+    Args:
+        path: The file.
+        label: What it is, starting each message (``Recipe``, ``study spec``).
+        empty_ok: Whether an empty file reads as ``{}`` (else it is not a mapping).
+
+    Raises:
+        CdsbiasError: ``"<label> <path> does not exist."``, ``"... is not valid YAML:
+            <the parser's first line>"`` or ``"... must be a mapping of key: value."``
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise CdsbiasError(f"{label} {path} does not exist.")
+    try:
+        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise CdsbiasError(f"{label} {path} is not valid YAML: {exc}".splitlines()[0]) from None
+    if values is None and empty_ok:
+        return {}
+    if not isinstance(values, dict):
+        raise CdsbiasError(f"{label} {path} must be a mapping of key: value.")
+    return values
+
+
 def read_utf8(path: str | os.PathLike, *, fix: str = "save it as UTF-8") -> str:
     """The text of a user's data file: UTF-8, a leading byte-order mark dropped (as
     spreadsheet programs write one).

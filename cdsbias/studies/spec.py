@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cdsbias.errors import CdsbiasError, did_you_mean
+from cdsbias.io import read_yaml_mapping
 
 #: A name that becomes a folder of the study (a model label, a method, an axis).
 _SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")
@@ -313,14 +312,7 @@ def load_spec(
     from cdsbias.options import parse_key_values
 
     path = Path(path)
-    if not path.is_file():
-        raise CdsbiasError(f"study spec {path} does not exist.")
-    try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise CdsbiasError(f"study spec {path} is not valid YAML: {exc}".splitlines()[0]) from None
-    if not isinstance(values, dict):
-        raise CdsbiasError(f"study spec {path} must be a mapping of key: value.")
+    values = read_yaml_mapping(path, "study spec", empty_ok=False)
     values.pop("source", None)
     values.update(parse_key_values(study_keys or [], "--set"))
     values["command_line"] = parse_key_values(overrides or [], "Override")

@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cdsbias.axes import DEFAULT_AXIS
 from cdsbias.benchmarks import DEFAULT_BENCHMARKS, build_axis_benchmarks, normalize_specs
 from cdsbias.benchmarks.axis_scope import warn_unmeasured_axes
 from cdsbias.errors import CdsbiasError, did_you_mean
+from cdsbias.io import read_yaml_mapping
 from cdsbias.methods import MethodPlan, option_classes, plan_from_values
 from cdsbias.options import check_value, parse_key_values
 from cdsbias.train.axis_config import AxisConfig
@@ -356,18 +355,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None) -> 
 
     values: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise CdsbiasError(f"Recipe {path} does not exist.")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise CdsbiasError(f"Recipe {path} is not valid YAML: {exc}".splitlines()[0]) from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, dict):
-            raise CdsbiasError(f"Recipe {path} must be a mapping of key: value.")
-        values.update(loaded)
+        values.update(read_yaml_mapping(path, "Recipe", empty_ok=True))
     command_line = parse_key_values(overrides or [], "Override")
     values.update(command_line)
 
