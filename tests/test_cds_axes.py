@@ -12,6 +12,7 @@ from pathlib import Path
 import datasets
 import pytest
 from scipy.stats import chisquare
+from test_cds_axes_bias_bench import BIAS_BENCH_TUPLES
 
 from cdsbias.axes import get_axis
 from cdsbias.cds import CounterfactualMapper
@@ -30,14 +31,7 @@ from cdsbias.train.wordpiece import train_wordpiece
 
 SMOKE = Path(__file__).resolve().parents[1] / "recipes" / "smoke.yaml"
 #: bias-bench's religion tuples (data/bias_attribute_words.json), all in religion.tsv.
-BIAS_BENCH_RELIGION = [
-    ["jewish", "christian", "muslim"],
-    ["jews", "christians", "muslims"],
-    ["torah", "bible", "quran"],
-    ["synagogue", "church", "mosque"],
-    ["rabbi", "priest", "imam"],
-    ["judaism", "christianity", "islam"],
-]
+BIAS_BENCH_RELIGION = BIAS_BENCH_TUPLES["religion"]
 #: Lower-case whitespace-separated sentences (what bias-bench sees after an uncased
 #: tokenizer's decode) whose axis words are used as bias-bench's tuples take them: the
 #: text on which the outputs are identical up to proper words' capitals. Elsewhere cdsbias
