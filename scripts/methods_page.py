@@ -52,10 +52,8 @@ def seeds_block(study: Path, methods: list[str]) -> str:
     from cdsbias.benchmarks.results import format_value, table_cell
     from cdsbias.studies.outputs import SAME_AS_BASE, _p
     from cdsbias.studies.ranking import neighbours, rank_methods, ranking_text
-    from cdsbias.studies.state import StudyFolder
-    from cdsbias.studies.table import read_cell, study_table
+    from cdsbias.studies.table import study_table
 
-    folder = StudyFolder(study)
     spec, rows, columns = study_table(study)
     model = next(iter(spec.models))
     by_key = {c.key: c for c in columns}
@@ -75,12 +73,11 @@ def seeds_block(study: Path, methods: list[str]) -> str:
                    f"{label}: Δ against base [95%]"]  # fmt: skip
     lines = ["| " + " | ".join(map(table_cell, header)) + " |", "|" + "---|" * len(header)]
     for row in chosen:
-        first = next((c for c in row.done if c.seed == spec.seeds[0]), None)
-        read = read_cell(first.folder(folder.path))[0] if first is not None else {}
         cells = [row.method, f"{len(row.done)}/{len(row.cells)}"]
         for key in SEED_COLUMNS:
-            column, entry = by_key[key], row.entries.get(key)
-            cells.append(format_value(read[column].after) if column in read else "n/a")
+            entry = row.entries.get(key)
+            first = row.per_seed.get(key, {}).get(spec.seeds[0])
+            cells.append(format_value(first[0]) if first is not None else "n/a")
             if entry is None:
                 cells += ["n/a", "n/a"]
                 continue

@@ -68,8 +68,11 @@ def _status(row: Row) -> str:
     return ", ".join(parts)
 
 
-def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
-    """The table with its notes (how each number was made, failures, published values)."""
+def markdown(
+    spec: Any, rows: Sequence[Row], columns: Sequence[Column], ranked: Sequence[dict[str, Any]]
+) -> str:
+    """The table with its notes (how each number was made, the rankings ``ranked`` of
+    :func:`rankings`, failures, published values)."""
     header = ["model", "row", "word lists", "cells", *(c.label for c in columns)]
     lines = ["| " + " | ".join(map(table_cell, header)) + " |", "|" + "---|" * len(header)]
     for row in rows:
@@ -105,7 +108,7 @@ def markdown(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             + ", ".join(no_examples)
             + "."
         )
-    for ranking in rankings(rows, columns):
+    for ranking in ranked:
         notes.append(
             f"ranking, {ranking['model']}, {ranking['metric']}: {ranking['text']} (`<`: the "
             f"difference's bootstrap interval excludes 0; {ranking['told_apart']} of "
@@ -198,7 +201,9 @@ def csv_text(rows: Sequence[Row], columns: Sequence[Column]) -> str:
     return buffer.getvalue()
 
 
-def json_text(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
+def json_text(
+    spec: Any, rows: Sequence[Row], columns: Sequence[Column], ranked: Sequence[dict[str, Any]]
+) -> str:
     document = {
         "study": spec.name,
         "rows": [
@@ -214,7 +219,7 @@ def json_text(spec: Any, rows: Sequence[Row], columns: Sequence[Column]) -> str:
             for r in rows
         ],
         "entries": records(rows, columns),
-        "rankings": rankings(rows, columns),
+        "rankings": list(ranked),
     }
     return json.dumps(document, indent=2, sort_keys=True, default=str) + "\n"
 
@@ -369,9 +374,10 @@ def write_table(spec: Any, rows: Sequence[Row], columns: Sequence[Column], study
     """Writes every file of :data:`FILES` into ``STUDY/table``; returns the folder."""
     out = Path(study) / TABLE_DIR
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "table.md", markdown(spec, rows, columns))
+    ranked = rankings(rows, columns)
+    atomic_write_text(out / "table.md", markdown(spec, rows, columns, ranked))
     atomic_write_text(out / "table.csv", csv_text(rows, columns))
-    atomic_write_text(out / "table.json", json_text(spec, rows, columns))
+    atomic_write_text(out / "table.json", json_text(spec, rows, columns, ranked))
     heatmap(rows, columns, out / "heatmap.png")
     pareto(rows, columns, out / "pareto.png")
     return out

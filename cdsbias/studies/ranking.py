@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cdsbias.studies.spec import BASE
-from cdsbias.studies.stats import SeedValues, interval, rng_for
+from cdsbias.studies.stats import interval, rng_for
 from cdsbias.studies.table import Column, Row, badness
 
 
@@ -74,16 +74,16 @@ def rank_methods(
         for row in rows
         if row.model == model and row.method != BASE and row.per_seed.get(column.key)
     ]
-    means = {id(r): badness(SeedValues(*zip(*s.values())).mean, metric) for r, s in scored}
+    means = {id(row): badness(row.seed_values(column.key).mean, metric) for row, _ in scored}
     scored.sort(key=lambda item: means[id(item[0])])
     replicates = {
         id(row): badness(
-            SeedValues(*zip(*seeds.values())).replicates(
+            row.seed_values(column.key).replicates(
                 rng_for("rank", row.model, row.method, row.axis, column.key)
             ),
             metric,
         )
-        for row, seeds in scored
+        for row, _ in scored
     }
     pairs = []
     for i, (better, better_seeds) in enumerate(scored):

@@ -88,6 +88,12 @@ class Row:
     #: column key -> {seed: (value, test-example standard error)} of the finished cells.
     per_seed: dict[str, dict[int, tuple[float, float]]] = field(default_factory=dict)
 
+    def seed_values(self, key: str) -> SeedValues:
+        """Column ``key``'s per-seed values and test-example errors, in the order of the
+        row's finished cells (what every bootstrap of the row resamples)."""
+        values, errors = zip(*self.per_seed[key].values())
+        return SeedValues(values, errors)
+
     @property
     def label(self) -> str:
         return BASE if self.method == BASE else f"{self.method} ({self.axis})"
@@ -274,16 +280,15 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
             (r for r in rows if r.method == BASE and r.model == row.model and r.done), None
         )
         base = read.get(base_row.done[0].id) if base_row is not None else None
+        first = RunFolder(row.done[0].folder(folder.path)) if row.done else None
+        model_id = first.run_info().get("base_model") if first is not None else None
         for column in ordered:
-            seeds = [read[c.id][0][column] for c in row.done if column in read[c.id][0]]
-            if not seeds:
+            done = [(c, read[c.id][0][column]) for c in row.done if column in read[c.id][0]]
+            if not done:
                 continue
-            row.per_seed[column.key] = {
-                c.seed: (read[c.id][0][column].after, read[c.id][0][column].after_error)
-                for c in row.done
-                if column in read[c.id][0]
-            }
-            after = SeedValues(tuple(v.after for v in seeds), tuple(v.after_error for v in seeds))
+            seeds = [value for _, value in done]
+            row.per_seed[column.key] = {c.seed: (v.after, v.after_error) for c, v in done}
+            after = row.seed_values(column.key)
             rng = rng_for(row.model, row.method, row.axis, column.key)
             entry = Entry(
                 len(seeds),
@@ -292,7 +297,6 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
                 interval(after.replicates(rng)),
                 after.has_examples,
             )
-            model_id = RunFolder(row.done[0].folder(folder.path)).run_info().get("base_model")
             benchmark_entry = read[row.done[0].id][1].get(column.source, {})
             entry.published = _published(model_id, column, after.mean, benchmark_entry, row)
             if row.method != BASE:
@@ -316,7 +320,7 @@ def fill_entries(folder: StudyFolder, rows: Sequence[Row]) -> list[Column]:
                         entry.p = two_sided_p(replicates)
                         entry.same_as_base = entry.change_ci[0] <= 0 <= entry.change_ci[1]
             row.entries[column.key] = entry
-    _mark_best(folder, rows, ordered, read)
+    _mark_best(rows, ordered)
     return ordered
 
 
@@ -328,20 +332,7 @@ def badness(value: Any, metric: Metric) -> Any:
     return -distance if metric.better == "higher" else distance
 
 
-def _values(
-    row: Row, column: Column, read: dict[str, tuple[dict[Column, Value], dict[str, Any]]]
-) -> SeedValues:
-    """A row's per-seed values of ``column`` (after) with their test-example errors."""
-    seeds = [read[c.id][0][column] for c in row.done if column in read[c.id][0]]
-    return SeedValues(tuple(v.after for v in seeds), tuple(v.after_error for v in seeds))
-
-
-def _mark_best(
-    folder: StudyFolder,
-    rows: Sequence[Row],
-    columns: Sequence[Column],
-    read: dict[str, tuple[dict[Column, Value], dict[str, Any]]],
-) -> None:
+def _mark_best(rows: Sequence[Row], columns: Sequence[Column]) -> None:
     """Marks, per model and column, the method whose mean is least biased (best in the
     metric's direction) and every method whose bootstrap difference from it contains 0."""
     for model in dict.fromkeys(r.model for r in rows):
@@ -356,12 +347,12 @@ def _mark_best(
             best.entries[column.key].best = True
             reps = {}
             for row in scored:
-                values = _values(row, column, read)
+                values = row.seed_values(column.key)
                 reps[id(row)] = badness(
                     values.replicates(rng_for("best", row.model, row.method, row.axis, column.key)),
                     metric,
                 )
-            spread = {id(r): _values(r, column, read).has_spread for r in scored}
+            spread = {id(r): r.seed_values(column.key).has_spread for r in scored}
             for row in scored:
                 if row is best or not (spread[id(row)] or spread[id(best)]):
                     continue
