@@ -50,7 +50,7 @@ def seeds_block(study: Path, methods: list[str]) -> str:
     SD and two-level bootstrap interval, the change against base, and which methods the
     seeds can tell apart (:mod:`cdsbias.studies.ranking`)."""
     from cdsbias.benchmarks.results import format_value, table_cell
-    from cdsbias.studies.outputs import SAME_AS_BASE, _p
+    from cdsbias.studies.outputs import SAME_AS_BASE, change_text, value_text
     from cdsbias.studies.ranking import neighbours, rank_methods, ranking_text
     from cdsbias.studies.table import study_table
 
@@ -81,19 +81,9 @@ def seeds_block(study: Path, methods: list[str]) -> str:
             if entry is None:
                 cells += ["n/a", "n/a"]
                 continue
-            spread = f" ± {format_value(entry.sd).lstrip('+')}" if entry.sd is not None else ""
-            ci = ""
-            if entry.n_seeds > 1 or entry.examples_level:  # else there is nothing to resample
-                ci = f" [{format_value(entry.ci[0])}, {format_value(entry.ci[1])}]"
-            cells.append(format_value(entry.mean) + spread + ci)
-            if entry.change is None:
-                cells.append("")
-            elif entry.change_ci is None:
-                cells.append(format_value(entry.change))
-            else:
-                low, high = (format_value(v) for v in entry.change_ci)
-                mark = f" {SAME_AS_BASE}" if entry.same_as_base else ""
-                cells.append(f"{format_value(entry.change)} [{low}, {high}] {_p(entry.p)}{mark}")
+            cells.append(value_text(entry))
+            change = format_value(entry.change) if entry.change is not None else ""
+            cells.append(change_text(entry) or change)
         lines.append("| " + " | ".join(map(table_cell, cells)) + " |")
     source = SEED_COLUMNS[0].split("/")[0]  # the benchmark of the first column
     lines += [

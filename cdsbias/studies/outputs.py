@@ -38,18 +38,32 @@ def _p(value: float | None) -> str:
     return f"p<{1 / N_REPLICATES:.2g}" if value == 0 else f"p={value:.3g}"
 
 
-def entry_text(entry: Entry) -> str:
-    """``mean ± sd [low, high]; Δ +x [low, high] p=…`` with the marks."""
+def value_text(entry: Entry) -> str:
+    """``mean ± sd [low, high]``: the SD with two seeds or more, the interval where there
+    is something to resample (two seeds, or a test-example level)."""
     text = _number(entry.mean)
     if entry.sd is not None:
         text += f" ± {_number(entry.sd).lstrip('+')}"
     if entry.n_seeds > 1 or entry.examples_level:
         text += f" [{_number(entry.ci[0])}, {_number(entry.ci[1])}]"
-    if entry.change is not None and entry.change_ci is not None:
-        low, high = (_number(v) for v in entry.change_ci)
-        text += f"; Δ {_number(entry.change)} [{low}, {high}] {_p(entry.p)}"
-        if entry.same_as_base:
-            text += f" {SAME_AS_BASE}"
+    return text
+
+
+def change_text(entry: Entry) -> str | None:
+    """``+x [low, high] p=…`` and the mark of a change that has an interval; None else."""
+    if entry.change is None or entry.change_ci is None:
+        return None
+    low, high = (_number(v) for v in entry.change_ci)
+    text = f"{_number(entry.change)} [{low}, {high}] {_p(entry.p)}"
+    return text + f" {SAME_AS_BASE}" if entry.same_as_base else text
+
+
+def entry_text(entry: Entry) -> str:
+    """``mean ± sd [low, high]; Δ +x [low, high] p=…`` with the marks."""
+    text = value_text(entry)
+    change = change_text(entry)
+    if change is not None:
+        text += f"; Δ {change}"
     elif entry.change is not None:  # one seed, no interval: nothing to test with
         text += f"; Δ {_number(entry.change)} (no interval: 1 seed)"
     if entry.best:
