@@ -160,6 +160,26 @@ def table_time() -> None:
     )
 
 
+def jobs_1_and_2(
+    spec_file: Path | str, arguments: list[str], folder: Path, env: dict[str, str]
+) -> tuple[dict[int, tuple[float, float]], dict[int, list[float]]]:
+    """``study run SPEC ARGUMENTS`` with ``--jobs 1``, then ``--jobs 2``, each into a fresh
+    ``folder/jobs-N``: per job count, (wall seconds, load average at the start) and the
+    cells' own recorded ``seconds``."""
+    walls, seconds = {}, {}
+    for jobs in (1, 2):
+        study = folder / f"jobs-{jobs}"
+        command = [sys.executable, "-m", "cdsbias", "study", "run", str(spec_file), *arguments,
+                   "--out", str(study), "--jobs", str(jobs)]  # fmt: skip
+        load = os.getloadavg()[0]
+        start = time.perf_counter()
+        subprocess.run(command, env=env, check=True, capture_output=True, cwd=REPO)
+        walls[jobs] = (time.perf_counter() - start, load)
+        states = (study / "state").rglob("*.json")
+        seconds[jobs] = [json.loads(path.read_text())["seconds"] for path in states]
+    return walls, seconds
+
+
 def jobs_speedup(cells: int) -> None:
     from _models import tiny_masked_lm
 
@@ -172,14 +192,7 @@ def jobs_speedup(cells: int) -> None:
         path = spec(tmp, {"cds": {}}, cells, ["gender"], str(model))
         extra = [f"data_dir={data}", f"bias_data_dir={data}", "--set", "base=false"]
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        walls = {}
-        for jobs in (1, 2):
-            command = [sys.executable, "-m", "cdsbias", "study", "run", str(path), *extra,
-                       "--out", str(tmp / f"jobs-{jobs}"), "--jobs", str(jobs)]  # fmt: skip
-            load = os.getloadavg()[0]
-            start = time.perf_counter()
-            subprocess.run(command, env=env, check=True, capture_output=True)
-            walls[jobs] = (time.perf_counter() - start, load)
+        walls, _ = jobs_1_and_2(path, extra, tmp, env)
     ratio = walls[1][0] / walls[2][0]
     bound = min(2, cores())
     print(f"3. --jobs: {cells} tiny cells, one thread each: --jobs 1 {walls[1][0]:.1f} s "
@@ -194,23 +207,10 @@ def methods_demo(base: str, out: Path | None) -> None:
 
     data = REPO.parent / "shared" / "data"
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # the driver splits
+    arguments = [f"bias_data_dir={data}", "--model", f"demo={base}"]
     with tempfile.TemporaryDirectory() as tmp:
-        folder = out or Path(tmp)
-        walls, seconds = {}, {}
-        for jobs in (1, 2):
-            study = folder / f"jobs-{jobs}"
-            spec = str(REPO / "studies" / "methods_demo.yaml")
-            command = [sys.executable, "-m", "cdsbias", "study", "run", spec,
-                       f"bias_data_dir={data}", "--model", f"demo={base}", "--out", str(study),
-                       "--jobs", str(jobs)]  # fmt: skip
-            load = os.getloadavg()[0]
-            start = time.perf_counter()
-            subprocess.run(command, env=env, check=True, capture_output=True, cwd=REPO)
-            walls[jobs] = (time.perf_counter() - start, load)
-            seconds[jobs] = [
-                json.loads(path.read_text())["seconds"]
-                for path in (study / "state").rglob("*.json")
-            ]
+        spec_file = REPO / "studies" / "methods_demo.yaml"
+        walls, seconds = jobs_1_and_2(spec_file, arguments, out or Path(tmp), env)
     one_thread = seconds[2]
     best = max(sum(one_thread) / 2, max(one_thread))
     ratio, bound = walls[1][0] / walls[2][0], walls[1][0] / best
