@@ -64,14 +64,19 @@ class Cell:
         return {"recipe_file": self.recipe, "recipe": recipe, "keys": self.keys}
 
     def spec_hash(self) -> str:
-        """sha256 of :meth:`record` (keys sorted): equal iff the run would be the same."""
-        text = json.dumps(self.record(), sort_keys=True, default=str)
-        return hashlib.sha256(text.encode()).hexdigest()
+        """:func:`record_hash` of :meth:`record`: equal iff the run would be the same."""
+        return record_hash(self.record())
 
     def arguments(self, study: Path) -> list[str]:
         """``train.py``'s arguments: the recipe and every override as ``key=JSON``."""
         keys = {**self.keys, "output_dir": str(self.folder(study))}
         return [self.recipe, *(f"{k}={json.dumps(v)}" for k, v in keys.items())]
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """sha256 of a cell's :meth:`Cell.record` (keys sorted)."""
+    text = json.dumps(record, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def expand(spec: StudySpec) -> list[Cell]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cdsbias.studies.cells import Cell
+from cdsbias.studies.cells import Cell, record_hash
 from cdsbias.studies.state import DONE, FAILED, RUNNING, StudyFolder
 
 _PR_SET_PDEATHSIG = 1
@@ -85,7 +85,8 @@ def run_cell(study: str | Path, cell: Cell, launch: Launch) -> str:
     out = cell.folder(folder.path)
     if out.exists():
         shutil.rmtree(out)
-    record, spec_hash = cell.record(), cell.spec_hash()
+    record = cell.record()
+    spec_hash = record_hash(record)
     where: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname()}
     slurm_id = os.environ.get("SLURM_JOB_ID")
     if slurm_id:
