@@ -178,16 +178,18 @@ def read_yaml_mapping(path: str | os.PathLike, label: str, *, empty_ok: bool) ->
         empty_ok: Whether an empty file reads as ``{}`` (else it is not a mapping).
 
     Raises:
-        CdsbiasError: ``"<label> <path> does not exist."``, ``"... is not valid YAML:
-            <the parser's first line>"`` or ``"... must be a mapping of key: value."``
+        CdsbiasError: ``"<label> <path> does not exist."``, not UTF-8 (:func:`read_utf8`),
+            ``"... is not valid YAML: <the parser's first line>"`` or ``"... must be a
+            mapping of key: value."``
     """
     import yaml
 
     path = Path(path)
     if not path.is_file():
         raise CdsbiasError(f"{label} {path} does not exist.")
+    text = read_utf8(path, fix=f"save the {label.lower()} as UTF-8")
     try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
+        values = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise CdsbiasError(f"{label} {path} is not valid YAML: {exc}".splitlines()[0]) from None
     if values is None and empty_ok:

@@ -159,6 +159,20 @@ def test_a_spec_error_is_one_line_before_any_cell(tmp_path, capsys, values, mess
     assert not out.exists()
 
 
+def test_a_spec_or_recipe_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    from test_refused_outputs import one_error
+
+    from cdsbias.train.config import load_recipe
+
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes(b"output_dir: caf\xe9\n")
+    error = one_error(capsys, ["study", "run", str(latin)])
+    assert error.endswith("is not UTF-8 text (invalid continuation byte at byte 15); save the "
+                          "study spec as UTF-8.")  # fmt: skip
+    with pytest.raises(CdsbiasError, match="save the recipe as UTF-8"):
+        load_recipe(latin)
+
+
 # ------------------------------------------------------------------ running and resuming
 def test_a_failing_cell_is_recorded_and_the_others_finish(tmp_path, fake_cells, capsys):
     spec_path = write_spec(tmp_path, methods={"cda": {}, "broken": {}, "cds": {}})
