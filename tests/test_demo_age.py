@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests_helpers import planted_association_model
+from tests_helpers import assert_planted_skew, planted_association_model
 
 from cdsbias.data.occupations import occupational_sentences, person_words
 from cdsbias.demo.age import (
@@ -32,14 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_age_corpus_plants_the_specified_skew():
     sentences = age_sentences(6000, seed=0)
     assert sentences == age_sentences(6000, seed=0)  # seeded
-    counts = count_pairs(sentences)
-    assert sum(map(sum, counts)) == 6000  # every sentence names one group and one game
-    for g, row in enumerate(counts):
-        n = sum(row)
-        assert abs(n - 3000) < 4 * math.sqrt(6000 * 0.25)  # groups uniform
-        for a, count in enumerate(row):
-            p = 0.8 if a == g else 0.2  # own game at 0.8: within 4 binomial sd
-            assert abs(count / n - p) < 4 * math.sqrt(p * (1 - p) / n), (g, a, row)
+    assert_planted_skew(count_pairs(sentences), 6000, own_share=0.8)  # others at 0.2
 
 
 def test_age_words_are_lower_case_adjectives_and_plural_nouns():

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests_helpers import planted_association_model
+from tests_helpers import assert_planted_skew, planted_association_model
 
 from cdsbias.data.occupations import occupational_sentences, person_words
 from cdsbias.demo.association_probe import association_gap, probe, probe_sentences
@@ -35,15 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_religion_corpus_plants_the_specified_skew():
     sentences = religion_sentences(6000, seed=0)
     assert sentences == religion_sentences(6000, seed=0)  # seeded
-    counts = count_pairs(sentences)
-    assert sum(map(sum, counts)) == 6000  # every sentence names one group and one game
-    for g, row in enumerate(counts):
-        n = sum(row)
-        assert abs(n - 2000) < 4 * math.sqrt(6000 * (1 / 3) * (2 / 3))  # groups uniform
-        # Own game at 0.8, each other at 0.1: within 4 binomial standard deviations.
-        for a, count in enumerate(row):
-            p = 0.8 if a == g else 0.1
-            assert abs(count / n - p) < 4 * math.sqrt(p * (1 - p) / n), (g, a, row)
+    assert_planted_skew(count_pairs(sentences), 6000, own_share=0.8)  # others at 0.1
 
 
 def test_religion_words_are_used_as_adjectives_and_plurals_with_capitals():

@@ -146,3 +146,20 @@ def planted_association_model(
     )  # fmt: skip
     torch.manual_seed(0)
     return Planted(config).eval(), tokenizer
+
+
+def assert_planted_skew(counts: list[list[int]], total: int, own_share: float) -> None:
+    """A planted demo corpus's ``counts[g][a]`` (sentences naming group g and attribute a)
+    show what it planted, each share within 4 binomial standard deviations: every sentence
+    names one group and one attribute, the k groups are uniform, and group g's attribute is
+    its own with ``own_share``, each other with ``(1 − own_share) / (k − 1)``."""
+    import math
+
+    k = len(counts)
+    assert sum(map(sum, counts)) == total  # one group and one attribute each
+    for g, row in enumerate(counts):
+        n = sum(row)
+        assert abs(n - total / k) < 4 * math.sqrt(total * (1 / k) * (1 - 1 / k))  # uniform
+        for a, count in enumerate(row):
+            p = own_share if a == g else (1 - own_share) / (k - 1)
+            assert abs(count / n - p) < 4 * math.sqrt(p * (1 - p) / n), (g, a, row)
